@@ -1,0 +1,33 @@
+"""Errors the event log raises. Each carries a message meant to be printed as one line."""
+
+from __future__ import annotations
+
+
+class EventLogError(Exception):
+    """Base of every error the event log raises on purpose."""
+
+
+class StoreUnreadable(EventLogError):
+    """The store file is missing, truncated or not a SQLite database."""
+
+
+class WrongExpectedVersion(EventLogError):
+    """An append expected the stream at a version it is not at (optimistic concurrency)."""
+
+    def __init__(self, stream: str, expected: int, actual: int) -> None:
+        self.stream, self.expected, self.actual = stream, expected, actual
+        super().__init__(
+            f"stream {stream} is at version {actual}, but the append expected version {expected}"
+        )
+
+
+class DuplicateEvent(EventLogError):
+    """An event id already exists somewhere other than where this append would put it."""
+
+
+class CorruptEvent(EventLogError):
+    """A stored payload of a known type does not decode."""
+
+
+class BlobMissing(EventLogError):
+    """No blob with that hash is stored."""

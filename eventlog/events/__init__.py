@@ -1,0 +1,161 @@
+"""The closed catalogue of reclaim's events: every type that may appear in a log, and nothing else.
+
+Adding a type means adding it here (a test pins the membership). Changing a type's fields in a
+breaking way means bumping its ``schema_version`` and registering an upcaster in
+``eventlog.upcasters``.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from .audit import (
+    AuditEnded,
+    AuditJudged,
+    AuditJudgment,
+    AuditStarted,
+    BarKind,
+    CheatFlag,
+    FlagRaised,
+)
+from .base import (
+    FAILURE_MODES,
+    FLAG_KINDS,
+    SEVERITIES,
+    TIERS,
+    VERDICTS,
+    BlobRef,
+    Event,
+    FailureMode,
+    Severity,
+    Tier,
+    TokenUsage,
+    ToolCallRequest,
+    Value,
+    Verdict,
+)
+from .gpu import (
+    BudgetRefused,
+    GpuAllocationGranted,
+    GpuAllocationReleased,
+    GpuAllocationRequested,
+    GpuCharged,
+    GpuStepFinished,
+    GpuStepStarted,
+)
+from .review import (
+    DecisiveRoundMarked,
+    FailureModeLabelled,
+    FlagReviewed,
+    RubricAdopted,
+    VerdictOverridden,
+)
+from .run import (
+    AgentEndpoint,
+    ContextCompacted,
+    ExitReason,
+    FileChange,
+    FilesChanged,
+    Measurement,
+    ModelTurnFinished,
+    ModelTurnRequested,
+    PlanStep,
+    PlanUpdated,
+    Report,
+    ReportSubmitted,
+    RunEnded,
+    RunImported,
+    RunLimits,
+    RunStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+AnyEvent: TypeAlias = (
+    RunStarted
+    | RunEnded
+    | RunImported
+    | ModelTurnRequested
+    | ModelTurnFinished
+    | ToolCallStarted
+    | ToolCallFinished
+    | FilesChanged
+    | PlanUpdated
+    | ContextCompacted
+    | ReportSubmitted
+    | GpuAllocationRequested
+    | GpuAllocationGranted
+    | GpuAllocationReleased
+    | GpuStepStarted
+    | GpuStepFinished
+    | GpuCharged
+    | BudgetRefused
+    | AuditStarted
+    | AuditJudged
+    | AuditEnded
+    | FlagRaised
+    | FlagReviewed
+    | FailureModeLabelled
+    | DecisiveRoundMarked
+    | VerdictOverridden
+    | RubricAdopted
+)
+"""The closed union of every event type."""
+
+EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
+
+__all__ = [
+    "EVENT_TYPES",
+    "FAILURE_MODES",
+    "FLAG_KINDS",
+    "SEVERITIES",
+    "TIERS",
+    "VERDICTS",
+    "AgentEndpoint",
+    "AnyEvent",
+    "AuditEnded",
+    "AuditJudged",
+    "AuditJudgment",
+    "AuditStarted",
+    "BarKind",
+    "BlobRef",
+    "BudgetRefused",
+    "CheatFlag",
+    "ContextCompacted",
+    "DecisiveRoundMarked",
+    "Event",
+    "ExitReason",
+    "FailureMode",
+    "FailureModeLabelled",
+    "FileChange",
+    "FilesChanged",
+    "FlagRaised",
+    "FlagReviewed",
+    "GpuAllocationGranted",
+    "GpuAllocationReleased",
+    "GpuAllocationRequested",
+    "GpuCharged",
+    "GpuStepFinished",
+    "GpuStepStarted",
+    "Measurement",
+    "ModelTurnFinished",
+    "ModelTurnRequested",
+    "PlanStep",
+    "PlanUpdated",
+    "Report",
+    "ReportSubmitted",
+    "RubricAdopted",
+    "RunEnded",
+    "RunImported",
+    "RunLimits",
+    "RunStarted",
+    "Severity",
+    "Tier",
+    "TokenUsage",
+    "ToolCallFinished",
+    "ToolCallRequest",
+    "ToolCallStarted",
+    "Value",
+    "Verdict",
+    "VerdictOverridden",
+]

@@ -1,0 +1,7 @@
+"""``python -m reclaim`` is the ``reclaim`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,41 @@
+"""Imports point one way: tui → replay → eventlog, reclaim → eventlog (and replay in the CLI).
+eventlog, replay and reclaim never import textual; eventlog imports neither reclaim nor replay."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FORBIDDEN = {
+    "eventlog": {"textual", "reclaim", "replay", "tui"},
+    "replay": {"textual", "reclaim", "tui"},
+    "reclaim": {"textual", "tui"},
+}
+
+
+def imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_layers_import_one_way(package: str) -> None:
+    offenders = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in (ROOT / package).rglob("*.py")
+        for name in imported_roots(path) & FORBIDDEN[package]
+    }
+    assert offenders == set()
+
+
+def test_the_checker_sees_imports() -> None:
+    assert {"textual", "os"} <= imported_roots(Path(__file__).with_name("fixture_imports.py"))

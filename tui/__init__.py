@@ -1,0 +1,1 @@
+"""The Textual terminal app. Reads the log only through ``replay``."""
