@@ -64,7 +64,10 @@ def cmd_events(args: argparse.Namespace) -> int:
                 f"unknown event type {args.type!r} (known: {', '.join(sorted(known))})"
             )
         if store.version(args.stream) == 0:
-            hint = ", ".join(s for s, _ in store.streams(limit=3))
+            similar = store.streams(args.stream.split(":")[0] + ":", limit=3) or store.streams(
+                limit=3
+            )
+            hint = ", ".join(s for s, _ in similar)
             raise UsageError(
                 f"no stream {args.stream!r} in {args.store}"
                 + (f" (streams look like: {hint})" if hint else " (it is empty)")
@@ -117,9 +120,14 @@ def cmd_synth(args: argparse.Namespace) -> int:
             progress=bar,
         )
     took = time.perf_counter() - started
+    if summary.events == 0:
+        print(
+            f"{summary.runs} runs of seed {args.seed} are already in {args.store}: nothing written"
+        )
+        return 0
     print(
-        f"wrote {summary.runs} runs, {summary.events} events, "
-        f"{summary.blobs_bytes / 1e6:.1f} MB of tool output to {args.store} in {took:.1f}s"
+        f"wrote {summary.runs} runs, {summary.events:,} events, "
+        f"{summary.blobs_bytes / 1e6:.1f} MB of tool output to {args.store} in {took:.2f}s"
     )
     return 0
 

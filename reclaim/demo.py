@@ -3,11 +3,14 @@ verifies it and shows what it holds; later it runs the agent harness and auditor
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
+from rich.columns import Columns
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from eventlog import Store, verify
 from replay.runs import fold_runs
@@ -20,7 +23,8 @@ DEMO_SEED = 7
 
 
 def run_demo(directory: Path) -> int:
-    console = Console()
+    # a pipe gets the full width instead of rich's 80 columns, so the run table is not squeezed
+    console = Console(width=None if sys.stdout.isatty() else 150)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "reclaim.db"
     for leftover in (path, path.with_name("reclaim.db-wal"), path.with_name("reclaim.db-shm")):
@@ -46,8 +50,8 @@ def run_demo(directory: Path) -> int:
         _show_contents(console, store)
         first_run = store.streams("run:", limit=1)[0][0]
     console.print("\nNext:")
-    console.print(f"  reclaim events {first_run} --store {path}", markup=False)
-    console.print(f"  reclaim verify --store {path}", markup=False)
+    for command in (f"reclaim events {first_run} --store {path}", f"reclaim verify --store {path}"):
+        console.print(Text("  " + command), soft_wrap=True)
     return 0
 
 
@@ -56,14 +60,12 @@ def _show_contents(console: Console, store: Store) -> None:
     console.print(
         f"blobs: {count:,} holding {size(raw)} of tool output, {size(stored)} on disk after zstd"
     )
-    types = Table(title="events by type", show_edge=False)
-    types.add_column("type")
-    types.add_column("events", justify="right")
-    for name, n in sorted(store.counts().items(), key=lambda kv: -kv[1]):
-        types.add_row(name, f"{n:,}")
-    console.print(types)
+    counts = sorted(store.counts().items(), key=lambda kv: -kv[1])
+    console.print("events by type:")
+    console.print(Columns([Text(f"{n:>6,}  {name}") for name, n in counts], padding=(0, 3)))
 
-    runs = Table(title="runs", show_edge=False)
+    runs = Table(title="runs", show_edge=False, title_justify="left")
+    numeric = {"rounds", "calls", "H100-h", "score", "flags"}
     for column in (
         "run",
         "agent",
@@ -78,14 +80,11 @@ def _show_contents(console: Console, store: Store) -> None:
         "flags",
     ):
         runs.add_column(
-            column,
-            justify="right"
-            if column in {"rounds", "calls", "H100-h", "score", "flags"}
-            else "left",
+            column, justify="right" if column in numeric else "left", no_wrap=column == "run"
         )
     for run in sorted(fold_runs(store.read_all()).values(), key=lambda r: r.run_id):
         grant = f"/{run.grant_h100:g}" if run.grant_h100 else ""
-        runs.add_row(
+        cells = (
             run.run_id,
             run.agent,
             run.tier or "?",
@@ -98,4 +97,5 @@ def _show_contents(console: Console, store: Store) -> None:
             run.mode or "",
             str(run.flags),
         )
+        runs.add_row(*(Text(cell) for cell in cells))  # Text: run data is never markup
     console.print(runs)

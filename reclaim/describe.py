@@ -14,6 +14,7 @@ from eventlog.events import (
     FlagReviewed,
     GpuCharged,
     ModelTurnFinished,
+    ModelTurnRequested,
     PlanUpdated,
     ReportSubmitted,
     RunEnded,
@@ -55,6 +56,9 @@ def describe(event: Event | UnknownEvent) -> str:
                 f"{event.exit_reason} after {event.rounds} rounds, {event.tool_calls} calls, "
                 f"{event.spent_h100} H100-h"
             )
+        case ModelTurnRequested():
+            kind = "tools off" if not event.tools_enabled else f"{event.messages} messages"
+            return f"round {event.round} request ({kind}) {clip(event.budget_line, 40)}"
         case ModelTurnFinished():
             calls = ", ".join(c.name for c in event.tool_calls) or "no tool"
             text = clip(event.content or event.reasoning, 50)

@@ -56,7 +56,8 @@ def test_append_assigns_versions_positions_and_a_chain(store: Store) -> None:
     assert [e.version for e in events] == [1, 2]
     assert events[0].prev_hash == "" and events[1].prev_hash == events[0].hash
     assert events[0].recorded_at.tzinfo is not None
-    assert uuid.UUID(events[0].event_id).version == 4
+    assert uuid.UUID(events[0].event_id).version == 7  # time-ordered
+    assert events[0].event_id[:13] <= events[1].event_id[:13]
 
 
 def test_wrong_expected_version_writes_nothing(store: Store) -> None:

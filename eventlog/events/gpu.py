@@ -27,6 +27,8 @@ class GpuAllocationGranted(Event):
     """The allocation was granted and is now held (and billed) until released."""
 
     allocation_id: Annotated[str, Doc("Executor's id, e.g. the Slurm job id.")]
+    round: Annotated[NonNegInt | None, Doc("Round of the run_gpu call it was granted for.")] = None
+    call_id: Annotated[str | None, Doc("The run_gpu call it was granted for.")] = None
     gpus: Annotated[int, Doc("GPUs held.", ge=0)]
     partition: Annotated[str | None, Doc("Partition granted.")] = None
     node: Annotated[str | None, Doc("Node the allocation landed on.")] = None
@@ -39,6 +41,7 @@ class GpuAllocationReleased(Event):
     """The held allocation was given back."""
 
     allocation_id: Annotated[str, Doc("Executor's id.")]
+    round: Annotated[NonNegInt | None, Doc("Round in which it was released.")] = None
     held_s: Annotated[float, Doc("Seconds the allocation was held in total.", ge=0)]
     reason: Annotated[
         Literal["requested", "budget_exhausted", "run_ended", "time_limit", "error"],

@@ -81,7 +81,15 @@ class ModelTurnRequested(Event):
     """The harness sent a request for the next assistant turn. Only what is new is stored:
     the conversation itself is a projection of earlier events."""
 
-    round: Annotated[int, Doc("Tool round this turn belongs to (0 = before any tool ran).", ge=0)]
+    round: Annotated[
+        int,
+        Doc(
+            "Round this turn opens. Rounds count the agent's model turns from 1; the tool "
+            "calls a turn asks for belong to its round, and the tools-off final pass carries "
+            "the last round's number. 0 is for harness activity before the first turn.",
+            ge=0,
+        ),
+    ]
     model: Annotated[str, Doc("Model name sent in the request.")] = ""
     tools_enabled: Annotated[bool, Doc("False for the tools-off final pass.")] = True
     response_format: Annotated[
