@@ -40,14 +40,24 @@ PRAGMAS = (
 )
 _STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._/@+=-]{0,254}")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_COLUMNS = (
-    "position, stream, version, event_id, type, schema_version, recorded_at, payload, "
-    "prev_hash, hash"
+COLUMNS = (
+    "position",
+    "stream",
+    "version",
+    "event_id",
+    "type",
+    "schema_version",
+    "recorded_at",
+    "payload",
+    "prev_hash",
+    "hash",
 )
-_INSERT = (
-    "INSERT INTO events (stream, version, event_id, type, schema_version, recorded_at, "
-    "payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+"""Columns of the events table, in the order reads return them."""
+_COLUMNS = ", ".join(COLUMNS)
+INSERT = (
+    f"INSERT INTO events ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * len(COLUMNS[1:]))})"
 )
+"""The one statement that writes events (the position is assigned by SQLite)."""
 
 
 class Recorded(msgspec.Struct, frozen=True, gc=False):
@@ -228,7 +238,7 @@ class Store:
             if expected_version != ANY and version != expected_version:
                 raise WrongExpectedVersion(stream, expected_version, version)
             self._insert_blobs(blob_list)
-            self.conn.executemany(_INSERT, _chained(stream, version, prev, rows))
+            self.conn.executemany(INSERT, _chained(stream, version, prev, rows))
             last_position = self.conn.execute(
                 "SELECT position FROM events WHERE stream = ? AND version = ?",
                 (stream, version + len(rows)),
