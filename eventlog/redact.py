@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import ahocorasick_rs
+import msgspec
 
 REDACTED = "[REDACTED]"
 _REDACTED_B = REDACTED.encode()
@@ -155,21 +156,31 @@ class Redactor:
         return text if cleaned is raw else cleaned.decode("utf-8", "surrogatepass")
 
     def redact_value(self, value: Any) -> Any:
-        """Redact a decoded JSON value (dicts, lists, strings): strings by content, and the
-        string value of any key whose name looks secret."""
+        """Redact a value: strings by content; structs field by field (their field names are
+        the catalogue's, never secrets); dicts also by key, blanking the string value of any
+        key whose name looks secret. Returns ``value`` itself when nothing changed."""
         if isinstance(value, str):
             return self.redact_text(value)
-        if isinstance(value, list):
-            return [self.redact_value(v) for v in value]
+        if isinstance(value, msgspec.Struct):
+            changes = {}
+            for name in value.__struct_fields__:
+                before = getattr(value, name)
+                after = self.redact_value(before)
+                if after is not before:
+                    changes[name] = after
+            return msgspec.structs.replace(value, **changes) if changes else value
+        if isinstance(value, list | tuple):
+            items = [self.redact_value(v) for v in value]
+            changed = any(a is not b for a, b in zip(items, value, strict=True))
+            return type(value)(items) if changed else value
         if isinstance(value, dict):
-            return {
-                k: (
-                    REDACTED
-                    if isinstance(v, str) and v and looks_secret_name(k)
-                    else self.redact_value(v)
-                )
+            cleaned = {
+                k: REDACTED
+                if isinstance(v, str) and v and looks_secret_name(k)
+                else self.redact_value(v)
                 for k, v in value.items()
             }
+            return value if cleaned == value else cleaned
         return value
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 from sqlite_utils import Database
@@ -93,12 +94,23 @@ class NewEvent(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: datetime | None = None
 
 
+class Batch(NamedTuple):
+    """Events for one stream, for ``Store.append_batches``."""
+
+    stream: str
+    events: Sequence[Event | UnknownEvent | NewEvent]
+    expected_version: int = ANY
+    blobs: tuple[Blob, ...] = ()
+
+
 class Appended(msgspec.Struct, frozen=True, kw_only=True):
     """What an append did."""
 
     stream: str
     version: int
     """The stream's version after the append."""
+    count: int
+    """Events in the batch."""
     first_position: int
     last_position: int
     written: bool
@@ -217,34 +229,49 @@ class Store:
         stream, ``ANY`` to skip the check); otherwise WrongExpectedVersion is raised and nothing
         is written. Repeating an append whose events (by id) are all stored already writes
         nothing and returns ``written=False``."""
-        if not _STREAM_NAME.fullmatch(stream):
-            raise ValueError(f"invalid stream name {stream!r}")
-        items = [e if isinstance(e, NewEvent) else NewEvent(event=e) for e in events]
-        if not items:
-            raise ValueError("nothing to append")
-        rows = self._prepare(items)
-        given_ids = [row[0] for row, item in zip(rows, items, strict=True) if item.event_id]
-        blob_list = list(blobs)
+        return self.append_batches([Batch(stream, events, expected_version, tuple(blobs))])[0]
+
+    def append_batches(self, batches: Sequence[Batch]) -> list[Appended]:
+        """Append several streams' batches in one transaction: all of them or none."""
+        prepared = []
+        for batch in batches:
+            if not _STREAM_NAME.fullmatch(batch.stream):
+                raise ValueError(f"invalid stream name {batch.stream!r}")
+            items = [e if isinstance(e, NewEvent) else NewEvent(event=e) for e in batch.events]
+            if not items:
+                raise ValueError(f"nothing to append to {batch.stream}")
+            given = any(item.event_id for item in items)
+            prepared.append((batch, self._prepare(items), given))
         with self._write():
-            head = self.conn.execute(
-                "SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1",
-                (stream,),
-            ).fetchone()
-            version, prev = head if head else (0, GENESIS)
-            if given_ids:
-                repeat = self._repeat_of(stream, [row[0] for row in rows], given_ids)
-                if repeat is not None:
-                    return repeat
-            if expected_version != ANY and version != expected_version:
-                raise WrongExpectedVersion(stream, expected_version, version)
-            self._insert_blobs(blob_list)
+            return [self._append_locked(b, rows, given) for b, rows, given in prepared]
+
+    def _append_locked(self, batch: Batch, rows: list[tuple], given_ids: bool) -> Appended:
+        stream = batch.stream
+        head = self.conn.execute(
+            "SELECT version, hash FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1",
+            (stream,),
+        ).fetchone()
+        version, prev = head if head else (0, GENESIS)
+        if given_ids:
+            repeat = self._repeat_of(stream, [row[0] for row in rows])
+            if repeat is not None:
+                return repeat
+        if batch.expected_version != ANY and version != batch.expected_version:
+            raise WrongExpectedVersion(stream, batch.expected_version, version)
+        self._insert_blobs(batch.blobs)
+        try:
             self.conn.executemany(INSERT, _chained(stream, version, prev, rows))
-            last_position = self.conn.execute(
-                "SELECT position FROM events WHERE stream = ? AND version = ?",
-                (stream, version + len(rows)),
-            ).fetchone()[0]
+        except sqlite3.IntegrityError as exc:
+            if "event_id" not in str(exc):
+                raise
+            raise self._duplicate(stream, version, [row[0] for row in rows]) from exc
+        last_position = self.conn.execute(
+            "SELECT position FROM events WHERE stream = ? AND version = ?",
+            (stream, version + len(rows)),
+        ).fetchone()[0]
         return Appended(
             stream=stream,
+            count=len(rows),
             version=version + len(rows),
             first_position=last_position - len(rows) + 1,
             last_position=last_position,
@@ -273,40 +300,50 @@ class Store:
         return rows
 
     def _redacted(self, event: Event, payload: bytes) -> bytes:
-        data = msgspec.json.decode(payload)
-        cleaned = self.redactor.redact_value(data)
-        if cleaned == data:
-            return payload
-        return self.codec.encode(msgspec.convert(cleaned, type(event)))
+        cleaned = self.redactor.redact_value(event)
+        return payload if cleaned is event else self.codec.encode(cleaned)
 
-    def _repeat_of(self, stream: str, ids: list[str], given: list[str]) -> Appended | None:
-        marks = ",".join("?" * len(given))
-        found = {
-            r[0]: r[1:]
-            for r in self.conn.execute(
-                "SELECT event_id, stream, version, position FROM events "
-                f"WHERE event_id IN ({marks})",
-                given,
-            )
-        }
-        if not found:
+    def _repeat_of(self, stream: str, ids: list[str]) -> Appended | None:
+        """If this batch was appended before (its ids are stored, in order, in this stream),
+        what that append did; None when its first id is new. Anything in between is refused."""
+        first = self.conn.execute(
+            "SELECT stream, version FROM events WHERE event_id = ?", (ids[0],)
+        ).fetchone()
+        if first is None:
             return None
-        if len(found) == len(ids) and all(found[i][0] == stream for i in ids):
-            versions = [found[i][1] for i in ids]
-            if versions == list(range(versions[0], versions[0] + len(ids))):
+        if first[0] == stream:
+            stored = self.conn.execute(
+                "SELECT event_id, position FROM events WHERE stream = ? AND version >= ? "
+                "ORDER BY version LIMIT ?",
+                (stream, first[1], len(ids)),
+            ).fetchall()
+            if [row[0] for row in stored] == ids:
                 return Appended(
                     stream=stream,
-                    version=versions[-1],
-                    first_position=found[ids[0]][2],
-                    last_position=found[ids[-1]][2],
+                    count=len(ids),
+                    version=first[1] + len(ids) - 1,
+                    first_position=stored[0][1],
+                    last_position=stored[-1][1],
                     written=False,
                 )
-        event_id = next(iter(found))
-        where = found[event_id]
         raise DuplicateEvent(
-            f"event {event_id} is already stored as {where[0]} version "
-            f"{where[1]}; this append would store it again in {stream}"
+            f"event {ids[0]} is already stored as {first[0]} version {first[1]}, and this "
+            f"append to {stream} is not a repeat of the one that stored it"
         )
+
+    def _duplicate(self, stream: str, head: int, ids: list[str]) -> DuplicateEvent:
+        """Which id of a failed batch was stored before (not by the batch's own rows, which the
+        failed statement has not yet rolled back)."""
+        for event_id in ids:
+            row = self.conn.execute(
+                "SELECT stream, version FROM events WHERE event_id = ?", (event_id,)
+            ).fetchone()
+            if row and not (row[0] == stream and row[1] > head):
+                return DuplicateEvent(
+                    f"event {event_id} is already stored as {row[0]} version {row[1]}; "
+                    f"this append would store it again in {stream}"
+                )
+        return DuplicateEvent(f"the append to {stream} repeats an event id")
 
     # -- reading -------------------------------------------------------------------------
 

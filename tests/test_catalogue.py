@@ -39,6 +39,8 @@ PINNED = {
     "DecisiveRoundMarked",
     "VerdictOverridden",
     "RubricAdopted",
+    "PaperRegistered",
+    "AgentRegistered",
 }
 
 

@@ -120,3 +120,10 @@ def test_an_environment_secret_never_survives(prefix: str, suffix: str) -> None:
 def test_bytes_that_are_not_utf8_survive(data: bytes) -> None:
     out = redactor.redact_bytes(data)
     assert redactor.redact_bytes(out) == out
+
+
+def test_struct_field_names_are_never_taken_for_secrets() -> None:
+    from eventlog.events import AgentRegistered
+
+    agent = AgentRegistered(key="minimax-m2", name="MiniMax", model="MiniMaxAI/MiniMax-M2.7")
+    assert redactor.redact_value(agent) is agent

@@ -7,7 +7,6 @@ import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -38,7 +37,7 @@ def test_every_event_type_round_trips_through_the_store(
     @given(events=st.lists(for_struct(event_type), min_size=1, max_size=3))
     def check(events: list) -> None:
         redactor = shared_store.redactor
-        assume(all(redactor.redact_value(_builtins(e)) == _builtins(e) for e in events))
+        assume(all(redactor.redact_value(e) == e for e in events))
         stream = f"t:{next(_streams)}"
         shared_store.append(stream, events, expected_version=ANY)
         back = [r.event for r in shared_store.read_stream(stream)]
@@ -55,7 +54,3 @@ def test_blobs_round_trip_arbitrary_bytes(shared_store: Store, data: bytes) -> N
     assert shared_store.blob_bytes(ref.sha256) == data
     assert ref.size == len(data)
     assert ref.sha256 == hashlib.sha256(data).hexdigest()
-
-
-def _builtins(event: object) -> object:
-    return msgspec.to_builtins(event)

@@ -34,6 +34,7 @@ from .base import (
     Value,
     Verdict,
 )
+from .benchmark import AgentRegistered, PaperRegistered
 from .gpu import (
     BudgetRefused,
     GpuAllocationGranted,
@@ -99,6 +100,8 @@ AnyEvent: TypeAlias = (
     | DecisiveRoundMarked
     | VerdictOverridden
     | RubricAdopted
+    | PaperRegistered
+    | AgentRegistered
 )
 """The closed union of every event type."""
 
@@ -112,6 +115,7 @@ __all__ = [
     "TIERS",
     "VERDICTS",
     "AgentEndpoint",
+    "AgentRegistered",
     "AnyEvent",
     "AuditEnded",
     "AuditJudged",
@@ -140,6 +144,7 @@ __all__ = [
     "Measurement",
     "ModelTurnFinished",
     "ModelTurnRequested",
+    "PaperRegistered",
     "PlanStep",
     "PlanUpdated",
     "Report",

@@ -25,7 +25,13 @@ class AuditJudgment(Value):
     """The auditor's structured judgment. Fields a source did not carry stay None or empty."""
 
     paper_id: Annotated[str, Doc("arXiv id of the paper judged.")]
-    score: Annotated[int, Doc("The auditor's score, 0-10, before integrity rules.", ge=0, le=10)]
+    score: Annotated[
+        Score | None,
+        Doc(
+            "The auditor's score, 0-10, before integrity rules; None when the source kept only "
+            "the final score (see AuditJudged.recorded_score)."
+        ),
+    ]
     central_claim: Annotated[str, Doc("The claim as the auditor restated it.")] = ""
     match_bar_kind: Annotated[BarKind | None, Doc("How the target is matched.")] = None
     target_metric: Annotated[str, Doc("Metric of the target.")] = ""

@@ -74,6 +74,9 @@ class RunEnded(Event):
     duration_s: Annotated[NonNegFloat | None, Doc("Wall-clock duration in seconds.")] = None
     usage: Annotated[TokenUsage | None, Doc("Token totals over the run.")] = None
     error: Annotated[str | None, Doc("The error that ended the run, if any.")] = None
+    cost_usd: Annotated[
+        NonNegFloat | None, Doc("Model cost in US dollars the source reported.")
+    ] = None
     ended_at: Annotated[datetime | None, Doc("When the run ended, if the source says.")] = None
 
 
@@ -244,12 +247,20 @@ class ReportSubmitted(Event):
     """The final tools-off pass produced report.json, complete or degraded."""
 
     status: Annotated[
-        Literal["complete", "degraded"], Doc("'complete' when the report parsed and validated.")
+        Literal["complete", "degraded", "summary"],
+        Doc(
+            "'complete' when the report parsed and validated, 'degraded' when it did not, "
+            "'summary' when only a summary of it is known (an imported index entry)."
+        ),
     ]
     report: Annotated[Report | None, Doc("The validated report (None when degraded).")] = None
     raw: Annotated[BlobRef | None, Doc("The raw text of the final pass.")] = None
     errors: Annotated[tuple[str, ...], Doc("Parse or validation errors, when degraded.")] = ()
     exit_reason: Annotated[ExitReason | None, Doc("Exit reason written into the report.")] = None
+    assessment: Annotated[
+        AgentAssessment | None,
+        Doc("The agent's own assessment, when only it is known (status 'summary')."),
+    ] = None
 
 
 class RunImported(Event):
