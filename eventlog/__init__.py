@@ -8,6 +8,7 @@ from .errors import (
     CorruptEvent,
     DuplicateEvent,
     EventLogError,
+    InvalidEvent,
     StoreUnreadable,
     WrongExpectedVersion,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "DuplicateEvent",
     "Event",
     "EventLogError",
+    "InvalidEvent",
     "NewEvent",
     "Recorded",
     "Redactor",

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias, Union
 
 import msgspec
 
-from .errors import CorruptEvent
+from .errors import CorruptEvent, InvalidEvent
 from .events import EVENT_TYPES, Event
 
 Upcaster: TypeAlias = Callable[[dict[str, Any]], dict[str, Any]]
@@ -75,6 +75,17 @@ class Codec:
     def encode(self, event: Event) -> bytes:
         """The payload bytes of an event (its tag included, envelope excluded)."""
         return self._encoder.encode(event)
+
+    def checked(self, event: Event) -> bytes:
+        """``encode``, refusing an event that would not decode back: msgspec does not check
+        types or constraints when a Struct is constructed, and the log must never hold a
+        payload its own reader rejects."""
+        payload = self._encoder.encode(event)
+        try:
+            self._decoder.decode(payload)
+        except msgspec.ValidationError as exc:
+            raise InvalidEvent(f"{type(event).__name__} is invalid: {exc}") from exc
+        return payload
 
     def decode(self, tag: str, schema_version: int, payload: str | bytes) -> Event | UnknownEvent:
         """Decode one stored payload. Raises CorruptEvent when a known type does not decode."""

@@ -25,6 +25,11 @@ class DuplicateEvent(EventLogError):
     """An event id already exists somewhere other than where this append would put it."""
 
 
+class InvalidEvent(EventLogError, ValueError):
+    """An event about to be appended does not match its own type (a wrong type or a broken
+    constraint in a field); nothing is written."""
+
+
 class CorruptEvent(EventLogError):
     """A stored payload of a known type does not decode."""
 

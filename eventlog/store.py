@@ -291,7 +291,7 @@ class Store:
             else:
                 tag = self.codec.tag(event)
                 schema_version = self.codec.versions[tag]
-                payload = self.codec.encode(event)
+                payload = self.codec.checked(event)
                 if self.redactor.suspicious(payload):
                     payload = self._redacted(event, payload)
             event_id = str(uuid.UUID(str(item.event_id))) if item.event_id else next(fresh)
@@ -301,7 +301,7 @@ class Store:
 
     def _redacted(self, event: Event, payload: bytes) -> bytes:
         cleaned = self.redactor.redact_value(event)
-        return payload if cleaned is event else self.codec.encode(cleaned)
+        return payload if cleaned is event else self.codec.checked(cleaned)
 
     def _repeat_of(self, stream: str, ids: list[str]) -> Appended | None:
         """If this batch was appended before (its ids are stored, in order, in this stream),

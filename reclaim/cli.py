@@ -20,6 +20,16 @@ from . import __version__
 from .describe import describe
 
 Command = Callable[[argparse.Namespace], int]
+IMPORT_FORMATS = (
+    "reclaim-index",
+    "reclaim-bundle",
+    "reclaim-dataset",
+    "archive",
+    "inspect",
+    "swe-agent",
+    "openhands",
+    "openai-messages",
+)
 DEFAULT_STORE = "reclaim.db"
 
 
@@ -132,6 +142,76 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importers import import_paths
+    from .progress import progress_bar
+
+    with Store(args.store) as store, progress_bar("importing") as bar:
+        results = import_paths(
+            store, [Path(p) for p in args.paths], args.format, progress=lambda name, n: bar(n, 0)
+        )
+    failed = 0
+    for r in results:
+        if r.error:
+            failed += 1
+            print(f"reclaim: error: {r.path}: {r.error}", file=sys.stderr)
+        elif r.skipped:
+            print(f"skipped   {r.path}: {r.skipped}")
+        else:
+            what = f"{len(r.runs)} runs" if r.runs else f"{r.units} records"
+            if r.written == 0 and r.present:
+                print(f"unchanged {r.path} ({r.format}): {what} already imported")
+            else:
+                present = f", {r.present:,} already present" if r.present else ""
+                print(f"imported  {r.path} ({r.format}): {what}, {r.written:,} events{present}")
+    if not results:
+        raise UsageError("no files found in " + ", ".join(args.paths))
+    return 1 if failed else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import UnknownRun, archive_bytes, bundle_bytes, write_atomically
+
+    with open_store(args) as store:
+        try:
+            data = (bundle_bytes if args.format == "reclaim-bundle" else archive_bytes)(
+                store, args.run
+            )
+        except UnknownRun as exc:
+            raise UsageError(str(exc)) from exc
+    out = Path(args.output)
+    write_atomically(out, data)
+    print(f"exported {args.run} as {args.format} to {out} ({len(data):,} bytes)")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from replay.runs import fold_runs
+
+    with open_store(args) as store:
+        runs = sorted(fold_runs(store.read_all()).values(), key=lambda r: r.run_id)
+    columns = ("run", "source", "agent", "tier", "rounds", "calls", "score", "verdict", "mode")
+    table = [columns] + [
+        (
+            r.run_id,
+            r.source,
+            r.agent,
+            r.tier or "-",
+            str(r.rounds),
+            str(r.tool_calls),
+            "-" if r.score is None else str(r.score),
+            r.verdict or "-",
+            r.mode or "-",
+        )
+        for r in runs
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print(f"{len(runs)} runs", file=sys.stderr)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -187,6 +267,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="one JSON object per line: envelope fields plus 'event'"
     )
+
+    p = add(
+        "import",
+        cmd_import,
+        "Import runs recorded elsewhere: the RECLAIM release (index, "
+        "bundles, dataset rows), reclaim archives, Inspect, SWE-agent, OpenHands and "
+        "OpenAI-style message logs. Formats are detected from content; directories are walked.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    store_option(p)
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", *IMPORT_FORMATS],
+        help="the format of every PATH (default: detect each file's from its content)",
+    )
+
+    p = add(
+        "export",
+        cmd_export,
+        "Export one run as a RECLAIM bundle (.json.gz) or a reclaim "
+        "archive (events, envelopes and blobs, zstd).",
+    )
+    p.add_argument("run", metavar="RUN", help="run id (with or without 'run:')")
+    store_option(p)
+    p.add_argument("--format", required=True, choices=["reclaim-bundle", "archive"])
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+
+    p = add(
+        "runs",
+        cmd_runs,
+        "List the runs in a store: id, source, agent, tier, rounds, tool "
+        "calls, score, verdict and failure mode.",
+    )
+    store_option(p)
 
     p = add("schemas", cmd_schemas, "Regenerate the JSON Schemas (schemas/*.json) from the types.")
     p.add_argument("--out", metavar="DIR", help="directory (default: the checkout's schemas/)")

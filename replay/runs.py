@@ -17,6 +17,7 @@ from eventlog.events import (
     GpuCharged,
     ModelTurnFinished,
     RunEnded,
+    RunImported,
     RunStarted,
     ToolCallFinished,
 )
@@ -26,6 +27,8 @@ class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
     """One run as the log tells it so far."""
 
     run_id: str
+    source: str = "recorded"
+    """Where the run came from: 'recorded' by reclaim, or the format it was imported from."""
     paper_id: str = ""
     agent: str = ""
     tier: str | None = None
@@ -68,6 +71,8 @@ def apply(run: RunSummary, event: object) -> RunSummary:
     """The summary after one more event of that run."""
     replace = msgspec.structs.replace
     match event:
+        case RunImported():
+            return replace(run, source=event.source_format)
         case RunStarted():
             return replace(
                 run,

@@ -41,6 +41,7 @@ PINNED = {
     "RubricAdopted",
     "PaperRegistered",
     "AgentRegistered",
+    "RunAnalysed",
 }
 
 

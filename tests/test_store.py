@@ -15,6 +15,7 @@ from eventlog import (
     NO_STREAM,
     REDACTED,
     DuplicateEvent,
+    InvalidEvent,
     NewEvent,
     Redactor,
     Store,
@@ -228,3 +229,31 @@ def test_a_truncated_store_is_refused(store_path: Path) -> None:
     store_path.write_bytes(data[: len(data) // 2])
     with pytest.raises(StoreUnreadable, match="truncated"):
         Store(store_path)
+
+
+def test_an_event_that_would_not_decode_is_refused(store: Store) -> None:
+    bad = ToolCallFinished(round=-1, call_id="c", tool="workspace_bash", ok=True)
+    with pytest.raises(InvalidEvent, match="ToolCallFinished is invalid: Expected `int` >= 0"):
+        store.append("run:r1", [started(), bad], expected_version=NO_STREAM)
+    nulled = RunStarted(run_id="r", paper_id=None, endpoint=AgentEndpoint(agent="a"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidEvent, match="paper_id"):
+        store.append("run:r1", [nulled], expected_version=NO_STREAM)
+    assert store.head_position() == 0
+
+
+def test_several_streams_append_together_or_not_at_all(store: Store) -> None:
+    from eventlog.store import Batch
+
+    store.append("run:b", [started("b")], expected_version=NO_STREAM)
+    with pytest.raises(WrongExpectedVersion):
+        store.append_batches(
+            [
+                Batch("run:a", [started("a")], NO_STREAM),
+                Batch("run:b", [ended()], NO_STREAM),  # b exists: the whole call fails
+            ]
+        )
+    assert store.version("run:a") == 0
+    done = store.append_batches(
+        [Batch("run:a", [started("a")], NO_STREAM), Batch("run:b", [ended()], 1)]
+    )
+    assert [(d.stream, d.version, d.count) for d in done] == [("run:a", 1, 1), ("run:b", 2, 1)]

@@ -46,9 +46,11 @@ from .gpu import (
 )
 from .review import (
     DecisiveRoundMarked,
+    EvidenceQuote,
     FailureModeLabelled,
     FlagReviewed,
     RubricAdopted,
+    RunAnalysed,
     VerdictOverridden,
 )
 from .run import (
@@ -100,6 +102,7 @@ AnyEvent: TypeAlias = (
     | DecisiveRoundMarked
     | VerdictOverridden
     | RubricAdopted
+    | RunAnalysed
     | PaperRegistered
     | AgentRegistered
 )
@@ -128,6 +131,7 @@ __all__ = [
     "ContextCompacted",
     "DecisiveRoundMarked",
     "Event",
+    "EvidenceQuote",
     "ExitReason",
     "FailureMode",
     "FailureModeLabelled",
@@ -150,6 +154,7 @@ __all__ = [
     "Report",
     "ReportSubmitted",
     "RubricAdopted",
+    "RunAnalysed",
     "RunEnded",
     "RunImported",
     "RunLimits",

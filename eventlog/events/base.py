@@ -16,6 +16,12 @@ def Doc(text: str, **constraints: object) -> msgspec.Meta:
     return msgspec.Meta(description=text, **constraints)
 
 
+NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
+NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
+Score = Annotated[int, msgspec.Meta(ge=0, le=10)]
+Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
+
+
 class _KeywordOnly(msgspec.StructMeta):
     """msgspec applies ``kw_only`` only to the class that states it; this makes every subclass
     keyword-only too, so required fields may follow defaulted ones anywhere in the hierarchy.
@@ -32,6 +38,14 @@ class Event(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, tag=True, tag_f
     recorded-at, hashes) is stored beside the payload, never inside it."""
 
     schema_version: ClassVar[int] = 1
+
+    elapsed_s: Annotated[
+        NonNegFloat | None,
+        Doc(
+            "Seconds since the run (or audit) began, for sources that record only relative "
+            "times (a RECLAIM bundle's t_rel_s); None when the envelope's time is the source's."
+        ),
+    ] = None
 
 
 class Value(msgspec.Struct, metaclass=_KeywordOnly, frozen=True):
@@ -108,8 +122,3 @@ FLAG_KINDS: tuple[str, ...] = (
     "other_provenance_break",
 )
 """The benchmark's anti-cheat flag kinds; a missing kind reads as ``unknown``."""
-
-NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
-NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
-Score = Annotated[int, msgspec.Meta(ge=0, le=10)]
-Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from .base import Doc, Event, FailureMode, Verdict
+from .base import Doc, Event, FailureMode, NonNegInt, Value, Verdict
 
 
 class FlagReviewed(Event):
@@ -45,6 +45,26 @@ class VerdictOverridden(Event):
     verdict: Annotated[Verdict, Doc("The verdict that now stands.")]
     by: Annotated[str, Doc("Who overrode it.")]
     why: Annotated[str, Doc("Why.")]
+
+
+class EvidenceQuote(Value):
+    """A quote from a run that an analysis points at."""
+
+    round: Annotated[NonNegInt | None, Doc("Round the quote comes from.")] = None
+    quote: Annotated[str, Doc("The quoted text.")]
+
+
+class RunAnalysed(Event):
+    """A written analysis of a run (the RECLAIM release ships one per run)."""
+
+    run_id: Annotated[str, Doc("The run.")]
+    by: Annotated[str, Doc("Who wrote it: a person, a model, or the source it came from.")]
+    paper_gist: Annotated[str, Doc("What the paper does.")] = ""
+    target_claim: Annotated[str, Doc("The claim the run was after.")] = ""
+    failure_mode_detail: Annotated[str, Doc("How the run failed (or succeeded).")] = ""
+    trajectory_summary: Annotated[str, Doc("What the agent did, in order.")] = ""
+    evidence_quotes: Annotated[tuple[EvidenceQuote, ...], Doc("Quotes backing it.")] = ()
+    self_report: Annotated[str, Doc("The agent's own account, as the analysis gives it.")] = ""
 
 
 class RubricAdopted(Event):

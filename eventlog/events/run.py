@@ -135,6 +135,16 @@ class ToolCallStarted(Event):
     call_id: Annotated[str, Doc("Id of the call, as in the model's request.")]
     tool: Annotated[str, Doc("Tool name.")]
     arguments: Annotated[str, Doc("Arguments as sent by the model (raw JSON text).")] = ""
+    detail: Annotated[
+        str,
+        Doc(
+            "A display summary of the call as the source showed it: the "
+            "command, a diff, a path or JSON."
+        ),
+    ] = ""
+    detail_kind: Annotated[
+        Literal["command", "diff", "path", "json"] | None, Doc("What ``detail`` holds.")
+    ] = None
 
 
 class ToolCallFinished(Event):
@@ -159,7 +169,8 @@ class ToolCallFinished(Event):
     ] = None
 
 
-FileOp = Literal["created", "modified", "deleted"]
+FileOp = Literal["created", "modified", "deleted", "written"]
+"""``written``: the source says the file was written, not whether it existed before."""
 
 
 class FileChange(Value):

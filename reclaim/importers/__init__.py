@@ -103,7 +103,7 @@ def import_file(
         if companion:
             result.skipped = f"read together with {companion}"
         elif explicit:
-            result.error = "not a format reclaim can import (" + ", ".join(MODULES) + ")"
+            result.error = _why_unclaimed(source)
         else:
             result.skipped = "not a known format"
         return result
@@ -136,6 +136,17 @@ def _parse(
         if progress:
             progress(source.name, len(units))
     return units
+
+
+def _why_unclaimed(source: Source) -> str:
+    """Why no importer took a file: its own damage when it is damaged JSON, else its format."""
+    known = "not a format reclaim can import (" + ", ".join(MODULES) + ")"
+    if source.data.lstrip()[:1] in (b"{", b"["):
+        try:
+            source.json  # noqa: B018 - parsed for its error
+        except SourceError as exc:
+            return f"{known}; it is not valid JSON either: {exc}"
+    return known
 
 
 def _companion_of(path: Path) -> str | None:

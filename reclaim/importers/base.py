@@ -45,6 +45,8 @@ class Source:
         self.path = path
         self.data = path.read_bytes() if data is None else data
         self.sha256 = hashlib.sha256(self.data).hexdigest()
+        self.cache: dict[str, Any] = {}
+        """Views of the data an importer computed once (say, decompressed), by name."""
 
     @property
     def name(self) -> str:
@@ -70,7 +72,10 @@ def decode_json(data: bytes, where: str = "") -> Any:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         prefix = f"{where}: " if where else ""
-        raise SourceError(f"{prefix}{_plain(exc)}") from exc
+        detail = _plain(exc)
+        if "truncated" in detail:  # msgspec does not say where
+            detail += f" (at byte {len(data):,}: the file is cut short)"
+        raise SourceError(f"{prefix}{detail}") from exc
 
 
 def convert(value: Any, type_: Any, where: str) -> Any:
@@ -100,8 +105,13 @@ class StreamBuilder:
     """Builds one stream's events, with ids derived from ``identity`` (the record's identity
     in its source, e.g. ``reclaim-index:dsv4-run-2410.18164``)."""
 
-    def __init__(self, stream: str, identity: str, make_blob: Callable[[bytes | str], Blob],
-                 expected_version: int = NO_STREAM) -> None:
+    def __init__(
+        self,
+        stream: str,
+        identity: str,
+        make_blob: Callable[[bytes | str], Blob],
+        expected_version: int = NO_STREAM,
+    ) -> None:
         self.stream = stream
         self.identity = identity
         self._make_blob = make_blob
