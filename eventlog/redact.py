@@ -22,9 +22,7 @@ _REDACTED_B = REDACTED.encode()
 
 _SECRET_WORDS = frozenset(
     {
-        "key",
         "apikey",
-        "token",
         "secret",
         "password",
         "passwd",
@@ -36,6 +34,28 @@ _SECRET_WORDS = frozenset(
         "authorization",
         "bearer",
         "cookie",
+    }
+)
+"""Words that make a name secret whatever its value."""
+_KEYISH_WORDS = frozenset({"key", "token"})
+"""Words that make a name secret only with a random-looking value: ``STORAGE_KEY =
+'vue-todo-list'`` and ``sort_key: name`` are not secrets, ``HF_TOKEN=hf_x8Kq...`` is."""
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "secret",
+        "private",
+        "client",
+        "signing",
+        "encryption",
+        "master",
+        "license",
+        "service",
+        "auth",
+        "session",
+        "refresh",
+        "bearer",
     }
 )
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -88,12 +108,38 @@ _VALUE_STOP = frozenset(b" \t\r\n\"'`,;&|)}]>(<[{$")
 _CODE_FOLLOWERS = frozenset(b"([")
 
 
+def secrecy(name: str) -> int:
+    """2 if a name says it holds a secret (``OPENAI_API_KEY``, ``db-password``), 1 if it may
+    (``HF_TOKEN``, ``cache_key``: only with a random-looking value), 0 if not
+    (``max_tokens``, ``tokenizer``, ``monkey``)."""
+    words = {w.lower() for w in _WORD_SPLIT.split(name) if w}
+    if words & _SECRET_WORDS or (words & _KEYISH_WORDS and words & _KEY_QUALIFIERS):
+        return 2
+    return 1 if words & _KEYISH_WORDS else 0
+
+
 def looks_secret_name(name: str) -> bool:
     """Whether a variable, header or key name looks like it holds a key, token or password.
 
     ``OPENAI_API_KEY``, ``hfToken``, ``db-password`` do; ``max_tokens``, ``tokenizer``,
     ``monkey`` do not."""
-    return any(w.lower() in _SECRET_WORDS for w in _WORD_SPLIT.split(name) if w)
+    return secrecy(name) > 0
+
+
+def looks_random(value: bytes | str) -> bool:
+    """Whether a value looks like a generated key or token rather than words or a slug: 16+
+    characters mixing at least three digits and three letters, or 32+ without spaces."""
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if " " in text or len(text) < 16:
+        return False
+    digits = sum(c.isdigit() for c in text)
+    letters = sum(c.isalpha() for c in text)
+    return len(text) >= 32 or (digits >= 3 and letters >= 3)
+
+
+def _is_secret(name: str, value: bytes | str) -> bool:
+    level = secrecy(name)
+    return level == 2 or (level == 1 and looks_random(value))
 
 
 class Redactor:
@@ -176,7 +222,7 @@ class Redactor:
         if isinstance(value, dict):
             cleaned = {
                 k: REDACTED
-                if isinstance(v, str) and v and looks_secret_name(k)
+                if isinstance(v, str) and v and _is_secret(k, v)
                 else self.redact_value(v)
                 for k, v in value.items()
             }
@@ -208,7 +254,7 @@ def _redact_assignments(data: bytes, hits: list[tuple[int, int]]) -> bytes:
         if not looks_secret_name(name):
             continue
         span = _assigned_value(data, right)
-        if span is not None:
+        if span is not None and _is_secret(name, data[span[0] : span[1]]):
             spans.append(span)
     if not spans:
         return data

@@ -19,6 +19,7 @@ from eventlog.events import (
     ReportSubmitted,
     RunEnded,
     RunStarted,
+    TokenUsage,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -37,6 +38,10 @@ def size(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     raise AssertionError("unreachable")
+
+
+def _tokens(usage: TokenUsage | None) -> str:
+    return "tokens unknown" if usage is None else f"{usage.prompt}+{usage.completion} tok"
 
 
 def _blob(label: str, ref: BlobRef | None) -> str:
@@ -62,10 +67,7 @@ def describe(event: Event | UnknownEvent) -> str:
         case ModelTurnFinished():
             calls = ", ".join(c.name for c in event.tool_calls) or "no tool"
             text = clip(event.content or event.reasoning, 50)
-            return (
-                f"round {event.round} → {calls}; {event.usage.prompt}+"
-                f"{event.usage.completion} tok {text!r}"
-            )
+            return f"round {event.round} → {calls}; {_tokens(event.usage)} {text!r}"
         case ToolCallStarted():
             return f"round {event.round} {event.tool} {clip(event.arguments, 60)}"
         case ToolCallFinished():

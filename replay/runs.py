@@ -86,8 +86,9 @@ def apply(run: RunSummary, event: object) -> RunSummary:
             return replace(
                 run,
                 rounds=max(run.rounds, event.round),
-                prompt_tokens=run.prompt_tokens + event.usage.prompt,
-                completion_tokens=run.completion_tokens + event.usage.completion,
+                prompt_tokens=run.prompt_tokens + (event.usage.prompt if event.usage else 0),
+                completion_tokens=run.completion_tokens
+                + (event.usage.completion if event.usage else 0),
             )
         case ToolCallFinished():
             return replace(run, tool_calls=run.tool_calls + 1)

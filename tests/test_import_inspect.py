@@ -191,7 +191,7 @@ def test_a_broken_sample_is_named_and_nothing_is_imported(
     broken = tmp_path / "broken.eval"
     broken.write_bytes(_rewrite(inspect_file(POPULARITY), "samples/2_epoch_1.json", change))
     result = import_file(store, broken)
-    assert result.error == message
+    assert result.error is not None and result.error.startswith(message)
     assert store.head_position() == 0
 
 
@@ -237,7 +237,7 @@ def test_blocks_tool_errors_sample_errors_and_attachments(store: Store, tmp_path
     events = run_events(store, "inspect-E-s-1-e1")
     assert only(events, RunStarted)[0].claim == "Fix the bug"
     [turn] = only(events, ModelTurnFinished)
-    assert (turn.content, turn.reasoning, turn.usage) == ("running it", "think first", TokenUsage())
+    assert (turn.content, turn.reasoning, turn.usage) == ("running it", "think first", None)
     assert json.loads(turn.tool_calls[0].arguments) == {"cmd": "ls /nope"}
     [done] = only(events, ToolCallFinished)
     assert (done.ok, done.error, store.blob_text(done.output)) == (False, "exit 2", "no such file")

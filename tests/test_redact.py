@@ -127,3 +127,26 @@ def test_struct_field_names_are_never_taken_for_secrets() -> None:
 
     agent = AgentRegistered(key="minimax-m2", name="MiniMax", model="MiniMaxAI/MiniMax-M2.7")
     assert redactor.redact_value(agent) is agent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "const STORAGE_KEY = 'vue-todo-list'",
+        "sort_key: name_and_date",
+        "cache_key = 'results-table-v2'",
+    ],
+)
+def test_key_names_with_word_values_are_not_secrets(text: str) -> None:
+    assert redactor.redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cache_key = 'f3a9c2e81b7d4c60'", f"cache_key = '{REDACTED}'"),
+        ("SIGNING_KEY=plainwords", f"SIGNING_KEY={REDACTED}"),
+    ],
+)
+def test_key_names_with_random_values_or_qualified_names_are(text: str, expected: str) -> None:
+    assert redactor.redact_text(text) == expected

@@ -120,7 +120,9 @@ class ModelTurnFinished(Event):
     finish_reason: Annotated[
         str | None, Doc("Provider finish reason, e.g. 'stop', 'tool_calls', 'length'.")
     ] = None
-    usage: Annotated[TokenUsage, Doc("Token usage of this response.")] = TokenUsage()
+    usage: Annotated[
+        TokenUsage | None, Doc("Token usage of this response; None when the source did not say.")
+    ] = None
     latency_s: Annotated[NonNegFloat | None, Doc("Seconds from request to full response.")] = None
     retries: Annotated[int, Doc("Retries before this response (0 = first try).", ge=0)] = 0
     error: Annotated[str | None, Doc("Why the request failed, when it did.")] = None

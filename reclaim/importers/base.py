@@ -92,9 +92,12 @@ def _plain(exc: Exception) -> str:
 
 
 def safe_id(text: str) -> str:
-    """``text`` made usable inside a stream name (letters, digits and ``:._/@+=-``)."""
-    cleaned = _UNSAFE.sub("-", text.strip()).strip("-:")
-    return cleaned[:180] or "unnamed"
+    """``text`` made usable inside a stream name (letters, digits and ``:._/@+=-``). An id
+    that had to change keeps a short hash of the original, so ``a b`` and ``a-b`` stay two."""
+    cleaned = _UNSAFE.sub("-", text.strip()).strip("-:")[:180] or "unnamed"
+    if cleaned == text:
+        return cleaned
+    return f"{cleaned}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def event_id(identity: str, stream: str, index: int) -> str:

@@ -29,7 +29,7 @@ from .transcript import TranscriptRun
 
 ATTACHMENT = "attachment://"
 ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError)
-ZIP_ERRORS += (ValueError, NotImplementedError, RuntimeError)
+ZIP_ERRORS += (ValueError, NotImplementedError, RuntimeError)  # bad offsets, method, encryption
 JSON_LOG_HEAD = re.compile(rb'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"\w+"\s*,\s*"eval"')
 """How every Inspect JSON log begins (recognises one that is cut short and will not parse)."""
 LIMITS: dict[str, ExitReason] = {

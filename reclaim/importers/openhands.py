@@ -218,9 +218,12 @@ class OpenHandsImporter(Importer):
         trace = _fold(_history(row.history, f"line {line}"))
         trace.claim = row.instruction or trace.claim
         trace.metrics = row.metrics or trace.metrics
+        # The row's own content, not the file's: a row imports the same from any file it is in,
+        # and two attempts at one issue are two runs.
+        digest = hashlib.sha256(msgspec.json.encode(value)).hexdigest()
+        identity = f"openhands:{digest[:16]}"
         task_id, run_id = _row_ids(row, source, line)
-        # The row's own content, not the file's: a row imports the same from any file it is in.
-        identity = f"openhands:{hashlib.sha256(msgspec.json.encode(value)).hexdigest()[:16]}"
+        run_id = f"{run_id}-{digest[:8]}"
         run = TranscriptRun(run_id, self.provenance(source, task_id), make_blob, identity)
         config = row.metadata.llm_config
         agent = row.metadata.agent_class or "openhands"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from eventlog import Blob
@@ -43,6 +43,10 @@ def raw_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    return at.astimezone(UTC) if at is not None and at.tzinfo is not None else at
 
 
 class TranscriptRun:
@@ -79,6 +83,7 @@ class TranscriptRun:
         base_url: str = "",
     ) -> None:
         """RunStarted: ``task_id`` goes into ``paper_id`` (the record's task or instance)."""
+        at = _utc(at)
         self._started = at
         self.stream.add(
             RunStarted(
@@ -102,13 +107,15 @@ class TranscriptRun:
         usage: TokenUsage | None = None,
         finish_reason: str | None = None,
         model: str = "",
+        requested_model: str | None = None,
         latency_s: float | None = None,
         error: str | None = None,
         requested_at: datetime | None = None,
         at: datetime | None = None,
     ) -> int:
-        """One assistant turn; ``tool_calls`` are (call id, tool name, arguments). Returns the
-        turn's round number."""
+        """One assistant turn; ``tool_calls`` are (call id, tool name, arguments). ``model`` is
+        the model that served it, ``requested_model`` the one asked for when they differ.
+        Returns the turn's round number."""
         self.round += 1
         requests = tuple(
             ToolCallRequest(call_id=cid, name=name, arguments=raw_arguments(args))
@@ -116,7 +123,10 @@ class TranscriptRun:
         )
         for request in requests:
             self._tools[request.call_id] = (request.name, request.arguments)
-        self.stream.add(ModelTurnRequested(round=self.round, model=model), requested_at or at)
+        self.stream.add(
+            ModelTurnRequested(round=self.round, model=requested_model or model),
+            requested_at or at,
+        )
         self.stream.add(
             ModelTurnFinished(
                 round=self.round,
@@ -124,7 +134,7 @@ class TranscriptRun:
                 reasoning=reasoning,
                 tool_calls=requests,
                 finish_reason=finish_reason,
-                usage=usage or TokenUsage(),
+                usage=usage,
                 latency_s=latency_s,
                 error=error,
                 model=model,
@@ -152,6 +162,7 @@ class TranscriptRun:
         tool: str | None = None,
         arguments: Any = None,
         ok: bool = True,
+        truncated: bool = False,
         exit_code: int | None = None,
         error: str | None = None,
         duration_s: float | None = None,
@@ -177,6 +188,7 @@ class TranscriptRun:
                 exit_code=exit_code,
                 duration_s=duration_s,
                 output=self.stream.blob(output),
+                truncated=truncated,
                 error=error,
             ),
             at,
@@ -195,6 +207,7 @@ class TranscriptRun:
     ) -> None:
         """RunEnded. ``usage`` overrides the sum of the turns' usage (when the source has a
         total of its own); with neither, usage stays unknown."""
+        at = _utc(at)
         if duration_s is None and at is not None and self._started is not None:
             duration_s = max(0.0, (at - self._started).total_seconds())
         self.stream.add(
