@@ -13,14 +13,6 @@ The 1M-event store for the scan is generated once with ``reclaim synth`` and kep
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# This file is named like the package it measures: run as a script, its own directory would
-# come first on sys.path and shadow the real `eventlog`.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
-
 import argparse
 import shutil
 import sqlite3
@@ -29,6 +21,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import benchpath  # noqa: F401 - first: takes bench/ off sys.path
 
 from eventlog import NO_STREAM, Redactor, Store
 from eventlog.store import COLUMNS, INSERT, PRAGMAS

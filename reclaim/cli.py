@@ -158,7 +158,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         elif r.skipped:
             print(f"skipped   {r.path}: {r.skipped}")
         else:
-            what = f"{len(r.runs)} runs" if r.runs else f"{r.units} records"
+            what = _count(len(r.runs), "run") if r.runs else _count(r.units, "record")
             if r.written == 0 and r.present:
                 print(f"unchanged {r.path} ({r.format}): {what} already imported")
             else:
@@ -167,6 +167,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not results:
         raise UsageError("no files found in " + ", ".join(args.paths))
     return 1 if failed else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
