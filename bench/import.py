@@ -8,6 +8,7 @@ parse, build events, redact, validate, append in one transaction).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -18,7 +19,10 @@ import benchpath  # noqa: F401 - first: takes bench/ off sys.path
 from eventlog import Store
 from reclaim.importers import import_file
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(
+    os.environ.get("RECLAIM_SHARED_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
 
 
 def largest_transcript() -> Path:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_DATA = Path(
+    os.environ.get("RECLAIM_SHARED_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
+"""../shared/data beside the checkout, or wherever $RECLAIM_SHARED_DATA says."""
 
 
 def shared(*parts: str) -> Path:
