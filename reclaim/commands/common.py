@@ -1,0 +1,116 @@
+"""What the commands share: the store option, opening the store and the catalogue, output in
+table / CSV / JSON form, and the one-line error a user mistake ends in."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from eventlog import Store
+from replay.catalogue import Catalogue
+
+Command = Callable[[argparse.Namespace], int]
+Subparsers = Any  # argparse's _SubParsersAction, which has no public name
+DEFAULT_STORE = "reclaim.db"
+
+
+class UsageError(Exception):
+    """A mistake in how a command was called, reported as one line."""
+
+
+def add_command(sub: Subparsers, name: str, func: Command, help_: str) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_, description=help_)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def default_store() -> str:
+    return os.environ.get("RECLAIM_STORE") or DEFAULT_STORE
+
+
+def store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        default=default_store(),
+        metavar="PATH",
+        help="store file (default: $RECLAIM_STORE, else ./reclaim.db)",
+    )
+
+
+def format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "csv", "json"],
+        help="output form (default: table); csv and json name their columns",
+    )
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    return Store(args.store, create=create)
+
+
+def open_catalogue(store: Store) -> Catalogue:
+    """The store's catalogue, caught up with the log, verdicts under the current rubric."""
+    from ..rubrics import shipped
+
+    catalogue = Catalogue(store, shipped())
+    catalogue.catch_up()
+    return catalogue
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def emit(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], form: str, out: Any = None
+) -> None:
+    """Print ``rows`` (dicts keyed by ``columns``) as an aligned table, CSV with a header
+    row, or a JSON array of objects."""
+    out = out or sys.stdout
+    if form == "json":
+        out.write(json.dumps([{c: r.get(c) for c in columns} for r in rows], indent=2) + "\n")
+        return
+    if form == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+        out.write(buffer.getvalue())
+        return
+    cells = [list(columns)] + [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    for row in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    text = str(value)
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

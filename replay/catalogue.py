@@ -1,0 +1,249 @@
+"""The catalogue: runs, flags (with review state), failure modes, papers and verdicts under the
+current rubric, persisted in the store's own file.
+
+It is a projection. ``catch_up`` folds the events after its last position and commits the
+changed rows together with the new position, in one transaction, so it catches up exactly
+once and a crash loses nothing. ``rebuild`` drops it and folds the whole log again. The
+current rubric is the last one adopted in the log, else the default the caller gives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+from sqlite_utils import Database, Migrations
+
+from eventlog import Store
+
+from .catalogue_fold import TYPES, FlagRow, Fold, PaperRow, RunRow, case_of, fold
+from .rubric import LoadedRubric, parse_rubric
+from .verdict import decide
+
+migrations = Migrations("reclaim.catalogue")
+COMMIT_EVERY = 50_000
+_JSON_FIELDS = {"judgment", "decisive", "rules", "cited_rounds"}
+_TABLES = {
+    "cat_runs": (RunRow, "run_id"),
+    "cat_flags": (FlagRow, "flag_id"),
+    "cat_papers": (PaperRow, "paper_id"),
+}
+
+
+@migrations()
+def m001_catalogue(db: Database) -> None:
+    for table, (row_type, pk) in _TABLES.items():
+        columns = {name: _column_type(row_type, name) for name in row_type.__struct_fields__}
+        db[table].create(columns, pk=pk)
+    db["cat_runs"].create_index(["agent", "tier"], index_name="cat_runs_group")
+    db["cat_flags"].create_index(["run_id"], index_name="cat_flags_run")
+    db["cat_state"].create({"key": str, "value": str}, pk="key")
+
+
+def _column_type(row_type: type, name: str) -> type:
+    """The SQLite column type of a row field (nested values are stored as JSON text)."""
+    if name in _JSON_FIELDS:
+        return str
+    info = next(f.type for f in msgspec.inspect.type_info(row_type).fields if f.name == name)
+    kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    for kind in kinds:
+        if isinstance(kind, msgspec.inspect.BoolType | msgspec.inspect.IntType):
+            return int
+        if isinstance(kind, msgspec.inspect.FloatType):
+            return float
+    return str
+
+
+class Conflict(RuntimeError):
+    """Another process advanced the catalogue while this one was folding."""
+
+
+class Catalogue:
+    """The catalogue of one store."""
+
+    def __init__(self, store: Store, default_rubric: LoadedRubric) -> None:
+        self.store = store
+        self.default_rubric = default_rubric
+        db = Database(store.conn)
+        if migrations.pending(db):
+            store.conn.execute("BEGIN IMMEDIATE")
+            try:
+                migrations.apply(db)
+            except BaseException:
+                store.conn.execute("ROLLBACK")
+                raise
+            store.conn.execute("COMMIT")
+
+    # -- state ------------------------------------------------------------------------
+
+    def _state(self, key: str) -> str | None:
+        row = self.store.conn.execute(
+            "SELECT value FROM cat_state WHERE key = ?", (key,)
+        ).fetchone()
+        return row[0] if row else None
+
+    @property
+    def position(self) -> int:
+        return int(self._state("position") or 0)
+
+    @property
+    def rubric(self) -> LoadedRubric:
+        """The rubric the stored verdicts are under."""
+        text = self._state("rubric")
+        return parse_rubric(text, "adopted rubric") if text else self.default_rubric
+
+    # -- folding ----------------------------------------------------------------------
+
+    def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
+        """Fold the events after the catalogue's position; returns how many it read."""
+        for _ in range(5):
+            try:
+                return self._catch_up(progress)
+            except Conflict:
+                continue
+        raise Conflict("the catalogue kept moving under this process; try again")
+
+    def _catch_up(self, progress: Callable[[int], None] | None) -> int:
+        base = self.position
+        head = self.store.head_position()
+        rubric = self.current_rubric()
+        rubric_changed = self._state("rubric_sha256") != rubric.sha256
+        if base >= head and not rubric_changed:
+            return 0
+        acc = self._load() if base else Fold()
+        seen, last = 0, base
+        for record in self.store.read_all(after=base, types=TYPES, page=5000):
+            fold(acc, record)
+            seen, last = seen + 1, record.position
+            if seen % COMMIT_EVERY == 0:
+                base = self._flush(acc, base, last, rubric, everything=False)
+                if progress:
+                    progress(seen)
+        self._flush(acc, base, max(last, head), rubric, everything=rubric_changed)
+        return seen
+
+    def current_rubric(self) -> LoadedRubric:
+        """The last rubric adopted in the log, else the default."""
+        adopted = self.store.conn.execute(
+            "SELECT payload FROM events WHERE type = 'RubricAdopted' ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        if adopted is None:
+            return self.default_rubric
+        event = msgspec.json.decode(adopted[0])
+        return parse_rubric(event["content"], event["rubric_id"])
+
+    def _flush(
+        self, acc: Fold, base: int, position: int, rubric: LoadedRubric, everything: bool
+    ) -> int:
+        self._verdicts(acc, rubric, everything)
+        conn = self.store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.position != base:
+                raise Conflict("catalogue moved")
+            _upsert(conn, "cat_runs", [acc.runs[r] for r in acc.changed_runs])
+            _upsert(conn, "cat_flags", [acc.flags[f] for f in acc.changed_flags])
+            _upsert(conn, "cat_papers", [acc.papers[p] for p in acc.changed_papers])
+            conn.executemany(
+                "INSERT OR REPLACE INTO cat_state (key, value) VALUES (?, ?)",
+                [
+                    ("position", str(position)),
+                    ("rubric", rubric.text),
+                    ("rubric_sha256", rubric.sha256),
+                ],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        acc.changed_runs.clear()
+        acc.changed_flags.clear()
+        acc.changed_papers.clear()
+        return position
+
+    def _verdicts(self, acc: Fold, rubric: LoadedRubric, everything: bool) -> None:
+        by_run: dict[str, list[FlagRow]] = {}
+        for flag in acc.flags.values():
+            by_run.setdefault(flag.run_id, []).append(flag)
+        targets = list(acc.runs if everything else acc.changed_runs)
+        for run_id in targets:
+            run = acc.runs[run_id]
+            case = case_of(run, by_run.get(run_id, []))
+            if case is None:
+                continue
+            result = decide(case, rubric.rubric)
+            acc.runs[run_id] = msgspec.structs.replace(
+                run,
+                score=result.score,
+                reported_score=result.reported_score,
+                verdict=result.verdict,
+                rules=result.rules,
+                edited=result.edited,
+                bar=result.bar,
+            )
+            acc.changed_runs.add(run_id)
+
+    def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
+        """Drop every row and fold the whole log again."""
+        conn = self.store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        for table in (*_TABLES, "cat_state"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute("COMMIT")
+        return self.catch_up(progress)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _load(self) -> Fold:
+        acc = Fold()
+        acc.runs = {r.run_id: r for r in self.runs()}
+        acc.flags = {f.flag_id: f for f in self.flags()}
+        acc.papers = {p.paper_id: p for p in self.papers()}
+        return acc
+
+    def runs(self, where: str = "", params: Iterable[Any] = ()) -> list[RunRow]:
+        return _rows(self.store.conn, "cat_runs", RunRow, where, params)
+
+    def run(self, run_id: str) -> RunRow | None:
+        found = self.runs("run_id = ?", [run_id])
+        return found[0] if found else None
+
+    def flags(self, where: str = "", params: Iterable[Any] = ()) -> list[FlagRow]:
+        return _rows(self.store.conn, "cat_flags", FlagRow, where, params)
+
+    def papers(self) -> list[PaperRow]:
+        return _rows(self.store.conn, "cat_papers", PaperRow, "", ())
+
+
+def _upsert(conn: Any, table: str, rows: list[msgspec.Struct]) -> None:
+    if not rows:
+        return
+    names = rows[0].__struct_fields__
+    conn.executemany(
+        f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) "
+        f"VALUES ({', '.join('?' * len(names))})",
+        [tuple(_cell(name, getattr(row, name)) for name in names) for row in rows],
+    )
+
+
+def _cell(name: str, value: Any) -> Any:
+    if name in _JSON_FIELDS:
+        return msgspec.json.encode(value).decode()
+    return value
+
+
+def _rows(conn: Any, table: str, row_type: type, where: str, params: Iterable[Any]) -> list:
+    cursor = conn.execute(
+        f"SELECT * FROM {table}" + (f" WHERE {where}" if where else ""), list(params)
+    )
+    names = [d[0] for d in cursor.description]
+    out = []
+    for values in cursor:
+        data = {
+            n: (json.loads(v) if n in _JSON_FIELDS and v is not None else v)
+            for n, v in zip(names, values, strict=True)
+        }
+        out.append(msgspec.convert(data, row_type, strict=False))  # SQLite stores bools as 0/1
+    return out

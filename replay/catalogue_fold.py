@@ -1,0 +1,292 @@
+"""The catalogue as a pure fold: one frozen row per run, flag and paper, each the result of
+applying that entity's events in log order. ``replay.catalogue`` persists the rows.
+
+Totals a run records at its end (RunEnded) replace the running counts from its rounds: an
+imported index entry has only the totals, a recorded run has both and they agree.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from eventlog import Recorded
+from eventlog.events import (
+    AuditJudged,
+    AuditJudgment,
+    DecisiveRoundMarked,
+    FailureModeLabelled,
+    FlagRaised,
+    FlagReviewed,
+    GpuCharged,
+    ModelTurnFinished,
+    PaperRegistered,
+    RunEnded,
+    RunImported,
+    RunStarted,
+    ToolCallFinished,
+    VerdictOverridden,
+)
+
+from .verdict import Case, FlagState
+
+TYPES = (
+    "RunImported",
+    "RunStarted",
+    "RunEnded",
+    "ModelTurnFinished",
+    "ToolCallFinished",
+    "GpuCharged",
+    "AuditJudged",
+    "FlagRaised",
+    "FlagReviewed",
+    "FailureModeLabelled",
+    "VerdictOverridden",
+    "DecisiveRoundMarked",
+    "PaperRegistered",
+)
+"""The event types the catalogue reads; it skips the rest."""
+
+
+class RunRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One run in the catalogue."""
+
+    run_id: str
+    source: str = "recorded"
+    paper_id: str = ""
+    agent: str = ""
+    model: str = ""
+    tier: str | None = None
+    band: str | None = None
+    sweep: str | None = None
+    grant_h100: float | None = None
+    rounds: int = 0
+    tool_calls: int = 0
+    spent_h100: float = 0.0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    exit_reason: str | None = None
+    exit_label: str = ""
+    duration_s: float | None = None
+    judgment: AuditJudgment | None = None
+    recorded_score: int | None = None
+    recorded_verdict: str | None = None
+    audit_id: str | None = None
+    mode: str | None = None
+    mode_raw: str = ""
+    mode_by: str = ""
+    override: str | None = None
+    override_by: str = ""
+    decisive: tuple[int, ...] = ()
+    score: int | None = None
+    reported_score: int | None = None
+    verdict: str | None = None
+    rules: tuple[str, ...] = ()
+    edited: bool = False
+    bar: str | None = None
+
+
+class FlagRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One flag and its latest review."""
+
+    flag_id: str
+    run_id: str
+    source: str
+    kind: str
+    severity: str
+    evidence: str = ""
+    raised_by: str = ""
+    audit_id: str | None = None
+    cited_rounds: tuple[int, ...] = ()
+    review: str | None = None
+    review_by: str = ""
+    review_why: str = ""
+
+
+class PaperRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One paper of the benchmark (the first source to describe a field wins)."""
+
+    paper_id: str
+    tier: str | None = None
+    band: str | None = None
+    split: str | None = None
+    claim: str = ""
+    target: str = ""
+    match_bar_kind: str | None = None
+
+
+class Fold(msgspec.Struct, kw_only=True):
+    """The accumulator: rows by id, and which of them changed since the last flush."""
+
+    runs: dict[str, RunRow] = {}
+    flags: dict[str, FlagRow] = {}
+    papers: dict[str, PaperRow] = {}
+    changed_runs: set[str] = set()
+    changed_flags: set[str] = set()
+    changed_papers: set[str] = set()
+
+
+def fold(acc: Fold, record: Recorded) -> None:
+    """Apply one event to the accumulator."""
+    event = record.event
+    match event:
+        case FlagRaised():
+            acc.flags[event.flag_id] = raised(event)
+            acc.changed_flags.add(event.flag_id)
+            acc.changed_runs.add(event.run_id)
+            _touch(acc, event.run_id)
+        case FlagReviewed():
+            flag = acc.flags.get(event.flag_id)
+            if flag is not None:
+                acc.flags[event.flag_id] = msgspec.structs.replace(
+                    flag, review=event.decision, review_by=event.by, review_why=event.why
+                )
+                acc.changed_flags.add(event.flag_id)
+                acc.changed_runs.add(flag.run_id)
+        case PaperRegistered():
+            before = acc.papers.get(event.paper_id) or PaperRow(paper_id=event.paper_id)
+            acc.papers[event.paper_id] = paper(before, event)
+            acc.changed_papers.add(event.paper_id)
+        case _:
+            run_id = run_of(record)
+            if run_id is not None:
+                before = acc.runs.get(run_id) or RunRow(run_id=run_id)
+                acc.runs[run_id] = apply(before, event)
+                acc.changed_runs.add(run_id)
+
+
+def _touch(acc: Fold, run_id: str) -> None:
+    if run_id not in acc.runs:
+        acc.runs[run_id] = RunRow(run_id=run_id)
+
+
+def run_of(record: Recorded) -> str | None:
+    """The run an event belongs to: by field for audit and review events, by stream for a
+    run stream's own events."""
+    event = record.event
+    if isinstance(
+        event, AuditJudged | FailureModeLabelled | VerdictOverridden | DecisiveRoundMarked
+    ):
+        return event.run_id
+    if record.stream.startswith("run:"):
+        return record.stream[4:]
+    return None
+
+
+def apply(run: RunRow, event: object) -> RunRow:
+    """A run's row after one more of its events."""
+    replace = msgspec.structs.replace
+    match event:
+        case RunImported():
+            return replace(run, source=event.source_format)
+        case RunStarted():
+            return replace(
+                run,
+                paper_id=event.paper_id,
+                agent=event.endpoint.agent,
+                model=event.endpoint.model,
+                tier=event.tier,
+                band=event.band,
+                sweep=event.sweep,
+                grant_h100=event.limits.grant_h100,
+            )
+        case ModelTurnFinished():
+            usage = event.usage
+            if usage is None:
+                return replace(run, rounds=max(run.rounds, event.round))
+            return replace(
+                run,
+                rounds=max(run.rounds, event.round),
+                prompt_tokens=run.prompt_tokens + usage.prompt,
+                cached_tokens=run.cached_tokens + usage.cached,
+                completion_tokens=run.completion_tokens + usage.completion,
+                reasoning_tokens=run.reasoning_tokens + usage.reasoning,
+            )
+        case ToolCallFinished():
+            return replace(run, tool_calls=run.tool_calls + 1)
+        case GpuCharged():
+            return replace(run, spent_h100=run.spent_h100 + event.h100_hours)
+        case RunEnded():
+            return ended(run, event)
+        case AuditJudged():
+            return replace(
+                run,
+                judgment=event.judgment,
+                recorded_score=event.recorded_score,
+                recorded_verdict=event.recorded_verdict,
+                audit_id=event.audit_id,
+            )
+        case FailureModeLabelled():
+            return replace(run, mode=event.mode, mode_raw=event.raw_label, mode_by=event.by)
+        case VerdictOverridden():
+            return replace(run, override=event.verdict, override_by=event.by)
+        case DecisiveRoundMarked():
+            return replace(run, decisive=tuple(sorted({*run.decisive, event.round})))
+    return run
+
+
+def ended(run: RunRow, event: RunEnded) -> RunRow:
+    usage = event.usage
+    return msgspec.structs.replace(
+        run,
+        exit_reason=event.exit_reason,
+        exit_label=event.exit_label,
+        duration_s=event.duration_s,
+        rounds=run.rounds if event.rounds is None else event.rounds,
+        tool_calls=run.tool_calls if event.tool_calls is None else event.tool_calls,
+        spent_h100=run.spent_h100 if event.spent_h100 is None else event.spent_h100,
+        prompt_tokens=run.prompt_tokens if usage is None else usage.prompt,
+        cached_tokens=run.cached_tokens if usage is None else usage.cached,
+        completion_tokens=run.completion_tokens if usage is None else usage.completion,
+        reasoning_tokens=run.reasoning_tokens if usage is None else usage.reasoning,
+    )
+
+
+def raised(event: FlagRaised) -> FlagRow:
+    return FlagRow(
+        flag_id=event.flag_id,
+        run_id=event.run_id,
+        source=event.source,
+        kind=event.kind,
+        severity=event.severity,
+        evidence=event.evidence,
+        raised_by=event.raised_by,
+        audit_id=event.audit_id,
+        cited_rounds=event.cited_rounds,
+    )
+
+
+def paper(row: PaperRow, event: PaperRegistered) -> PaperRow:
+    return msgspec.structs.replace(
+        row,
+        tier=row.tier or event.tier,
+        band=row.band or event.band,
+        split=row.split or event.split,
+        claim=row.claim or event.claim,
+        target=row.target or event.target,
+        match_bar_kind=row.match_bar_kind or event.match_bar_kind,
+    )
+
+
+def case_of(run: RunRow, flags: list[FlagRow]) -> Case | None:
+    """What the verdict function needs for a run; None for a run nobody audited."""
+    if run.judgment is None:
+        return None
+    return Case(
+        run_id=run.run_id,
+        judgment=run.judgment,
+        recorded_score=run.recorded_score,
+        recorded_verdict=run.recorded_verdict,
+        flags=tuple(
+            FlagState(
+                flag_id=f.flag_id,
+                kind=f.kind,
+                severity=f.severity,
+                source=f.source,
+                review=f.review,
+            )
+            for f in flags
+        ),
+        override=run.override,
+    )
