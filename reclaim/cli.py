@@ -12,10 +12,10 @@ from eventlog import EventLogError
 from replay.rubric import RubricError
 
 from . import __version__
-from .commands import decide, judge, log, runs
+from .commands import decide, judge, log, report, runs
 from .commands.common import UsageError
 
-GROUPS = (runs, judge, decide, log)
+GROUPS = (runs, judge, report, decide, log)
 """Command modules, in the order their commands appear in --help."""
 
 

@@ -9,13 +9,18 @@ from typing import Any
 import msgspec
 
 from eventlog.events import AnyEvent, AuditJudgment, Report
+from replay.rubric import Rubric
+
+from .dataset import DatasetRow
 
 SCHEMA_TYPES: dict[str, Any] = {
     "events": AnyEvent,
     "report": Report,
     "audit-judgment": AuditJudgment,
+    "dataset-row": DatasetRow,
+    "rubric": Rubric,
 }
-"""File stem → the type its schema describes. Later types (dataset row, rubric) join here."""
+"""File stem → the type its schema describes."""
 
 
 def render() -> dict[str, str]:

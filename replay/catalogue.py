@@ -9,7 +9,6 @@ current rubric is the last one adopted in the log, else the default the caller g
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -204,17 +203,18 @@ class Catalogue:
         return acc
 
     def runs(self, where: str = "", params: Iterable[Any] = ()) -> list[RunRow]:
-        return _rows(self.store.conn, "cat_runs", RunRow, where, params)
+        return _rows(self.store.conn, "cat_runs", RunRow, where, params, "run_id")
 
     def run(self, run_id: str) -> RunRow | None:
         found = self.runs("run_id = ?", [run_id])
         return found[0] if found else None
 
     def flags(self, where: str = "", params: Iterable[Any] = ()) -> list[FlagRow]:
-        return _rows(self.store.conn, "cat_flags", FlagRow, where, params)
+        """Flags in the order they were raised."""
+        return _rows(self.store.conn, "cat_flags", FlagRow, where, params, "position")
 
     def papers(self) -> list[PaperRow]:
-        return _rows(self.store.conn, "cat_papers", PaperRow, "", ())
+        return _rows(self.store.conn, "cat_papers", PaperRow, "", (), "paper_id")
 
 
 def _upsert(conn: Any, table: str, rows: list[msgspec.Struct]) -> None:
@@ -234,15 +234,16 @@ def _cell(name: str, value: Any) -> Any:
     return value
 
 
-def _rows(conn: Any, table: str, row_type: type, where: str, params: Iterable[Any]) -> list:
-    cursor = conn.execute(
-        f"SELECT * FROM {table}" + (f" WHERE {where}" if where else ""), list(params)
-    )
+def _rows(
+    conn: Any, table: str, row_type: type, where: str, params: Iterable[Any], order: str
+) -> list:
+    clause = f" WHERE {where}" if where else ""
+    cursor = conn.execute(f"SELECT * FROM {table}{clause} ORDER BY {order}", list(params))
     names = [d[0] for d in cursor.description]
     out = []
     for values in cursor:
         data = {
-            n: (json.loads(v) if n in _JSON_FIELDS and v is not None else v)
+            n: (msgspec.json.decode(v) if n in _JSON_FIELDS and v is not None else v)
             for n, v in zip(names, values, strict=True)
         }
         out.append(msgspec.convert(data, row_type, strict=False))  # SQLite stores bools as 0/1

@@ -92,6 +92,8 @@ class FlagRow(msgspec.Struct, frozen=True, kw_only=True):
 
     flag_id: str
     run_id: str
+    position: int = 0
+    """Global position of the FlagRaised event: flags are kept and applied in log order."""
     source: str
     kind: str
     severity: str
@@ -132,7 +134,7 @@ def fold(acc: Fold, record: Recorded) -> None:
     event = record.event
     match event:
         case FlagRaised():
-            acc.flags[event.flag_id] = raised(event)
+            acc.flags[event.flag_id] = raised(event, record.position)
             acc.changed_flags.add(event.flag_id)
             acc.changed_runs.add(event.run_id)
             _touch(acc, event.run_id)
@@ -243,10 +245,11 @@ def ended(run: RunRow, event: RunEnded) -> RunRow:
     )
 
 
-def raised(event: FlagRaised) -> FlagRow:
+def raised(event: FlagRaised, position: int) -> FlagRow:
     return FlagRow(
         flag_id=event.flag_id,
         run_id=event.run_id,
+        position=position,
         source=event.source,
         kind=event.kind,
         severity=event.severity,
@@ -270,9 +273,11 @@ def paper(row: PaperRow, event: PaperRegistered) -> PaperRow:
 
 
 def case_of(run: RunRow, flags: list[FlagRow]) -> Case | None:
-    """What the verdict function needs for a run; None for a run nobody audited."""
+    """What the verdict function needs for a run (flags in log order); None for a run nobody
+    audited."""
     if run.judgment is None:
         return None
+    flags = sorted(flags, key=lambda f: f.position)
     return Case(
         run_id=run.run_id,
         judgment=run.judgment,

@@ -1,0 +1,142 @@
+"""``reclaim report``: the benchmark's tables (reproduction by group, failure modes, tokens and
+cost) from the catalogue, under the current rubric or any other."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from replay.report import BY_CHOICES, DENOMINATORS, Report, build
+
+from ..rates import DEFAULT as DEFAULT_RATES
+from ..rates import RatesError
+from ..rates import load as load_rates
+from ..rubrics import load as load_rubric
+from .common import (
+    Subparsers,
+    UsageError,
+    add_command,
+    emit,
+    format_option,
+    open_catalogue,
+    open_store,
+    plural,
+    store_option,
+)
+from .judge import verdicts_under
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        rates = load_rates(args.rates)
+    except RatesError as exc:
+        raise UsageError(str(exc)) from exc
+    with open_store(args) as store:
+        catalogue = open_catalogue(store)
+        runs, papers = catalogue.runs(), catalogue.papers()
+        rubric = load_rubric(args.rubric) if args.rubric else catalogue.rubric
+        results = verdicts_under(catalogue, rubric, runs) if args.rubric else None
+    if args.denominator == "assigned" and not papers:
+        raise UsageError(
+            f"no papers in {args.store}: --denominator assigned needs the benchmark's papers "
+            "(import splits/eval_100.jsonl or runs/index.json)"
+        )
+    report = build(
+        runs,
+        papers,
+        rubric=rubric.rubric.id,
+        rates=rates.agents,
+        gpu_price=rates.gpu_usd_per_h100_hour if args.gpu_price is None else args.gpu_price,
+        results=results,
+        by=args.by,
+        denominator=args.denominator,
+    )
+    write(report, args.format, sys.stdout)
+    _note(report)
+    return 0
+
+
+def write(report: Report, form: str, out: TextIO) -> None:
+    """The report as one JSON object, CSV sections (``# <key>`` then a header row) or
+    titled tables."""
+    if form == "json":
+        out.write(json.dumps(report.as_json(), indent=2) + "\n")
+        return
+    for number, section in enumerate(report.sections):
+        if form == "csv":
+            out.write(f"# {section.key}\n")
+        else:
+            out.write(("\n" if number else "") + f"{section.title}\n")
+        emit(section.cells(), section.columns, form, out)
+
+
+def _note(report: Report) -> None:
+    overall = report.sections[0].rows[-1]
+    if report.denominator == "graded":
+        note = plural(overall["runs"], "graded run")
+    else:
+        note = (
+            f"{plural(overall['runs'], 'assignment')} (agent × paper; "
+            f"{overall['missing']:,} without a graded run)"
+        )
+    note += f" under {report.rubric}"
+    if report.left_out:
+        note += f"; {plural(report.left_out, 'graded run')} of unassigned papers left out"
+    print(note, file=sys.stderr)
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {text}")
+    return value
+
+
+def register(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "report",
+        cmd_report,
+        "The benchmark's tables: reproduction rate, mean score, verdicts and H100-hours by "
+        "group; primary failure mode by agent and by tier; tokens and cost per agent.",
+    )
+    store_option(p)
+    p.add_argument(
+        "--rubric",
+        metavar="FILE",
+        help="recompute verdicts under this rubric file or shipped id (rubric-v1, "
+        "rubric-v2-strict); default: the verdicts stored under the current rubric",
+    )
+    p.add_argument(
+        "--by",
+        default="agent,tier",
+        choices=BY_CHOICES,
+        help="how to group the reproduction table (default: agent,tier)",
+    )
+    p.add_argument(
+        "--denominator",
+        default="graded",
+        choices=DENOMINATORS,
+        help="graded: every audited run counts once (default); assigned: every benchmark "
+        "paper each agent was assigned counts once, a paper without a graded run as not "
+        "reproduced with score 0",
+    )
+    p.add_argument(
+        "--rates",
+        default=DEFAULT_RATES,
+        metavar="FILE",
+        help=f"token rates file or shipped id (default: {DEFAULT_RATES}, the published rates)",
+    )
+    p.add_argument(
+        "--gpu-price",
+        type=non_negative_float,
+        metavar="USD_PER_H100_HOUR",
+        help="GPU price per H100-hour (default: the rates file's setting, 2.50 in "
+        f"{DEFAULT_RATES})",
+    )
+    format_option(p)
