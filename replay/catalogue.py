@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
-from sqlite_utils import Database, Migrations
+from sqlite_utils import Database
 
 from eventlog import Store
 
@@ -21,7 +21,6 @@ from .catalogue_fold import TYPES, FlagRow, Fold, PaperRow, RunRow, case_of, fol
 from .rubric import LoadedRubric, parse_rubric
 from .verdict import decide
 
-migrations = Migrations("reclaim.catalogue")
 COMMIT_EVERY = 50_000
 _JSON_FIELDS = {"judgment", "decisive", "rules", "cited_rounds"}
 _TABLES = {
@@ -31,14 +30,19 @@ _TABLES = {
 }
 
 
-@migrations()
-def m001_catalogue(db: Database) -> None:
+VERSION = "2"
+"""The catalogue's shape. It is a projection, so a new shape needs no migration: when the
+stored version differs, the tables are dropped, created anew and folded from the log."""
+
+
+def _create(db: Database) -> None:
     for table, (row_type, pk) in _TABLES.items():
         columns = {name: _column_type(row_type, name) for name in row_type.__struct_fields__}
         db[table].create(columns, pk=pk)
     db["cat_runs"].create_index(["agent", "tier"], index_name="cat_runs_group")
     db["cat_flags"].create_index(["run_id"], index_name="cat_flags_run")
     db["cat_state"].create({"key": str, "value": str}, pk="key")
+    db["cat_state"].insert({"key": "version", "value": VERSION})
 
 
 def _column_type(row_type: type, name: str) -> type:
@@ -65,15 +69,21 @@ class Catalogue:
     def __init__(self, store: Store, default_rubric: LoadedRubric) -> None:
         self.store = store
         self.default_rubric = default_rubric
-        db = Database(store.conn)
-        if migrations.pending(db):
-            store.conn.execute("BEGIN IMMEDIATE")
-            try:
-                migrations.apply(db)
-            except BaseException:
-                store.conn.execute("ROLLBACK")
-                raise
-            store.conn.execute("COMMIT")
+        self._ensure_shape()
+
+    def _ensure_shape(self) -> None:
+        db = Database(self.store.conn)
+        if db["cat_state"].exists() and self._state("version") == VERSION:
+            return
+        self.store.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table in (*_TABLES, "cat_state"):
+                self.store.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            _create(db)
+        except BaseException:
+            self.store.conn.execute("ROLLBACK")
+            raise
+        self.store.conn.execute("COMMIT")
 
     # -- state ------------------------------------------------------------------------
 
@@ -188,8 +198,9 @@ class Catalogue:
         """Drop every row and fold the whole log again."""
         conn = self.store.conn
         conn.execute("BEGIN IMMEDIATE")
-        for table in (*_TABLES, "cat_state"):
+        for table in _TABLES:
             conn.execute(f"DELETE FROM {table}")
+        conn.execute("DELETE FROM cat_state WHERE key != 'version'")
         conn.execute("COMMIT")
         return self.catch_up(progress)
 

@@ -239,3 +239,17 @@ def test_flags_filter_by_kind_severity_source_and_review(db: Path) -> None:
     csv = reclaim("flags", "--store", db, "--kind", "stale_artifact", "--format", "csv").stdout
     assert csv.splitlines()[0] == "flag,run,source,kind,severity,review,reviewed_by,evidence"
     assert len(csv.splitlines()) == 1 + 17
+
+
+def test_a_catalogue_of_another_shape_is_dropped_and_folded_again(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db", redactor=Redactor()) as store:
+        synthesize(store, runs=3, seed=4)
+        catalogue = Catalogue(store, shipped())
+        catalogue.catch_up()
+        rows = catalogue_rows(store)
+        store.conn.execute("UPDATE cat_state SET value = 'old' WHERE key = 'version'")
+        store.conn.execute("ALTER TABLE cat_flags DROP COLUMN position")
+        again = Catalogue(store, shipped())
+        assert again.position == 0
+        assert again.catch_up() > 0
+        assert catalogue_rows(store) == rows
