@@ -1,0 +1,287 @@
+"""The round cursor: random access to round n of a run, through an index built once per run.
+
+The index keeps only small facts per round (its stream versions, tool kinds, H100-hours and
+wall clock, which plan was current); ``round(n)`` reads that round's events from the store when
+asked and forgets them after. Blobs (tool output) are never read here: a view holds their
+references, and the screen loads a blob when it shows it. Memory does not grow with the number
+of rounds viewed.
+
+Rounds count the agent's model turns from 1; round 0 holds what came before the first turn.
+Events without a round of their own (a grant, the end of the run) belong to the round they
+follow.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from eventlog import Recorded, Store, UnknownEvent
+from eventlog.events import (
+    Event,
+    FileChange,
+    FilesChanged,
+    GpuCharged,
+    GpuStepFinished,
+    GpuStepStarted,
+    ModelTurnFinished,
+    ModelTurnRequested,
+    PlanStep,
+    PlanUpdated,
+    RunEnded,
+    RunStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+TOOL_KINDS = ("shell", "edit", "plan", "fetch", "partitions", "gpu", "none", "other")
+"""Kinds of round, for the strip: by the tools its turn called."""
+
+_KIND_OF = {
+    "workspace_bash": "shell",
+    "bash": "shell",
+    "execute_bash": "shell",
+    "run": "shell",
+    "run_ipython": "shell",
+    "python": "shell",
+    "shell": "shell",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "str_replace_editor": "edit",
+    "edit": "edit",
+    "create": "edit",
+    "insert": "edit",
+    "write_run_file": "edit",
+    "str_replace": "edit",
+    "update_plan": "plan",
+    "think": "plan",
+    "fetch_url": "fetch",
+    "browse": "fetch",
+    "web_search": "fetch",
+    "list_partitions": "partitions",
+    "run_gpu": "gpu",
+}
+
+
+def tool_kind(name: str) -> str:
+    """The strip kind of a tool by name (``web_browser_*`` tools are fetches)."""
+    if name.startswith("web_browser"):
+        return "fetch"
+    return _KIND_OF.get(name, "other")
+
+
+def round_of(event: object) -> int | None:
+    """The round an event names, if it names one."""
+    value = getattr(event, "round", None)
+    return value if isinstance(value, int) else None
+
+
+class RoundIndex(msgspec.Struct, frozen=True, kw_only=True):
+    """What the strip and curves need about one round, and where its events are."""
+
+    number: int
+    first_version: int
+    last_version: int
+    kind: str
+    """The round's strip kind: its first tool call's, ``none`` without one."""
+    tools: tuple[str, ...] = ()
+    h100: float = 0.0
+    """H100-hours charged in this round."""
+    h100_total: float = 0.0
+    """H100-hours charged up to the end of this round."""
+    elapsed_s: float | None = None
+    """Wall clock from the run's start to the end of this round, when known."""
+    plan_version: int | None = None
+    """Stream version of the plan current at this round."""
+
+
+class ToolCallView(msgspec.Struct, kw_only=True):
+    """One tool call of a round with its result and what it did."""
+
+    call_id: str
+    tool: str
+    arguments: str = ""
+    detail: str = ""
+    started: ToolCallStarted | None = None
+    finished: ToolCallFinished | None = None
+    files: list[FileChange] = []
+    gpu_steps: list[GpuStepFinished] = []
+    charged_h100: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return tool_kind(self.tool)
+
+
+class RoundView(msgspec.Struct, kw_only=True):
+    """Round n as the screen shows it."""
+
+    number: int
+    index: RoundIndex
+    requested: ModelTurnRequested | None = None
+    turn: ModelTurnFinished | None = None
+    final: ModelTurnFinished | None = None
+    """The tools-off final pass, which carries the last round's number."""
+    calls: list[ToolCallView] = []
+    plan: tuple[PlanStep, ...] = ()
+    others: list[Event] = []
+    """Events of the round shown as notes: refusals, compactions, grants, the run's end."""
+    grant_h100: float | None = None
+
+    @property
+    def share_of_grant(self) -> float | None:
+        grant = self.grant_h100
+        return self.index.h100_total / grant if grant else None
+
+
+class Cursor:
+    """Random access to the rounds of one run."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id.removeprefix("run:")
+        self.stream = f"run:{self.run_id}"
+        self.started: RunStarted | None = None
+        self.ended: RunEnded | None = None
+        self.rounds: list[RoundIndex] = _index(self, store.read_stream(self.stream))
+        self._numbers = [r.number for r in self.rounds]
+        self._firsts = [r.first_version for r in self.rounds]
+
+    @property
+    def numbers(self) -> list[int]:
+        return list(self._numbers)
+
+    @property
+    def grant_h100(self) -> float | None:
+        return self.started.limits.grant_h100 if self.started else None
+
+    def position_of(self, number: int) -> int:
+        """Index in ``rounds`` of round ``number`` (the nearest round at or before it)."""
+        return max(0, bisect.bisect_right(self._numbers, number) - 1)
+
+    def round(self, number: int) -> RoundView:
+        """Everything about round ``number``, read from the store now."""
+        entry = self.rounds[self.position_of(number)]
+        view = RoundView(number=entry.number, index=entry, grant_h100=self.grant_h100)
+        records = self.store.read_stream(self.stream, from_version=entry.first_version)
+        for record in records:
+            if record.version > entry.last_version:
+                break
+            _place(view, record.event)
+        if entry.plan_version is not None:
+            plan = next(self.store.read_stream(self.stream, from_version=entry.plan_version))
+            if isinstance(plan.event, PlanUpdated):
+                view.plan = plan.event.steps
+        return view
+
+    def round_of_version(self, version: int) -> int | None:
+        """The round a stream version (an event of this run) belongs to."""
+        i = bisect.bisect_right(self._firsts, version) - 1
+        if i >= 0 and version <= self.rounds[i].last_version:
+            return self.rounds[i].number
+        return None
+
+
+def _place(view: RoundView, event: object) -> None:
+    match event:
+        case ModelTurnRequested():
+            if event.tools_enabled or view.requested is None:
+                view.requested = event
+            if not event.tools_enabled:
+                view.final = ModelTurnFinished(round=event.round)  # until the answer arrives
+        case ModelTurnFinished():
+            if view.final is not None:
+                view.final = event
+            else:
+                view.turn = event
+        case ToolCallStarted():
+            view.calls.append(
+                ToolCallView(
+                    call_id=event.call_id,
+                    tool=event.tool,
+                    arguments=event.arguments,
+                    detail=event.detail,
+                    started=event,
+                )
+            )
+        case ToolCallFinished():
+            _call(view, event.call_id, event.tool).finished = event
+        case FilesChanged():
+            _call(view, event.call_id, "").files.extend(event.changes)
+        case GpuCharged():
+            _call(view, event.call_id, "run_gpu").charged_h100 += event.h100_hours
+        case GpuStepFinished():
+            target = next((c for c in reversed(view.calls) if c.kind == "gpu"), None)
+            if target is not None:
+                target.gpu_steps.append(event)
+            else:
+                view.others.append(event)
+        case PlanUpdated() | GpuStepStarted() | UnknownEvent():
+            pass
+        case Event():
+            view.others.append(event)
+
+
+def _call(view: RoundView, call_id: str | None, tool: str) -> ToolCallView:
+    for call in view.calls:
+        if call.call_id == call_id:
+            return call
+    call = ToolCallView(call_id=call_id or "", tool=tool or "unknown")
+    view.calls.append(call)
+    return call
+
+
+def _index(cursor: Cursor, records: Iterable[Recorded]) -> list[RoundIndex]:
+    """One pass over the run stream: the round index (kept) and the run's start and end."""
+    entries: dict[int, dict] = {}
+    current, total, plan_version = 0, 0.0, None
+    start: datetime | None = None
+    for record in records:
+        event = record.event
+        start = start or record.recorded_at
+        if isinstance(event, RunStarted):
+            cursor.started = event
+        elif isinstance(event, RunEnded):
+            cursor.ended = event
+        named = round_of(event)
+        if named is not None and named >= current:
+            current = named
+        entry = entries.setdefault(current, {"first": record.version, "tools": [], "h100": 0.0})
+        entry["last"] = record.version
+        if isinstance(event, ModelTurnFinished) and (event.tool_calls or not entry["tools"]):
+            entry["tools"] = [c.name for c in event.tool_calls]
+        elif isinstance(event, GpuCharged):
+            entry["h100"] += event.h100_hours
+        elif isinstance(event, PlanUpdated):
+            plan_version = record.version
+        own = getattr(event, "elapsed_s", None)
+        if own is not None:
+            entry["relative"] = own
+        entry["absolute"] = (record.recorded_at - start).total_seconds()
+        entry["plan"] = plan_version
+    # A source with relative times (a bundle) is timed by them alone: its envelope times are
+    # when it was imported, not when things happened.
+    key = "relative" if any("relative" in e for e in entries.values()) else "absolute"
+    rounds, elapsed = [], None
+    for number in sorted(entries):
+        e = entries[number]
+        total += e["h100"]
+        elapsed = e.get(key, elapsed)
+        tools = tuple(e["tools"])
+        rounds.append(
+            RoundIndex(
+                number=number,
+                first_version=e["first"],
+                last_version=e["last"],
+                kind=tool_kind(tools[0]) if tools else "none",
+                tools=tools,
+                h100=e["h100"],
+                h100_total=total,
+                elapsed_s=elapsed,
+                plan_version=e["plan"],
+            )
+        )
+    return rounds
