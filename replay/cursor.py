@@ -21,6 +21,7 @@ import msgspec
 
 from eventlog import Recorded, Store, UnknownEvent
 from eventlog.events import (
+    BlobRef,
     Event,
     FileChange,
     FilesChanged,
@@ -136,6 +137,24 @@ class RoundView(msgspec.Struct, kw_only=True):
         grant = self.grant_h100
         return self.index.h100_total / grant if grant else None
 
+    def outputs(self) -> list[tuple[str, BlobRef]]:
+        """Every output of the round that can be shown, as (title, blob reference)."""
+        found = []
+        for number, call in enumerate(self.calls, start=1):
+            result = call.finished
+            if result is not None:
+                for label, ref in (
+                    ("stdout", result.stdout),
+                    ("stderr", result.stderr),
+                    ("output", result.output),
+                ):
+                    if ref is not None and ref.size:
+                        found.append((f"{label} of {number}. {call.tool} ({ref.size:,} B)", ref))
+            for step in call.gpu_steps:
+                if step.log is not None:
+                    found.append((f"GPU log of {number}. {call.tool}", step.log))
+        return found
+
 
 class Cursor:
     """Random access to the rounds of one run."""
@@ -176,6 +195,18 @@ class Cursor:
             if isinstance(plan.event, PlanUpdated):
                 view.plan = plan.event.steps
         return view
+
+    def mentions(self, position: int, needle: str) -> bool:
+        """Whether the round at ``position`` mentions ``needle`` (case-insensitive) in its
+        turn, its calls' arguments or its outputs (read from blobs now)."""
+        lowered = needle.lower()
+        view = self.round(self.rounds[position].number)
+        texts = [c.arguments for c in view.calls]
+        if view.turn is not None:
+            texts += [view.turn.reasoning, view.turn.content]
+        if any(lowered in text.lower() for text in texts):
+            return True
+        return any(lowered in self.store.blob_text(ref).lower() for _, ref in view.outputs())
 
     def round_of_version(self, version: int) -> int | None:
         """The round a stream version (an event of this run) belongs to."""

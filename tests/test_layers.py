@@ -14,6 +14,7 @@ FORBIDDEN = {
     "eventlog": {"textual", "reclaim", "replay", "tui"},
     "replay": {"textual", "reclaim", "tui"},
     "reclaim": {"textual", "tui"},
+    "tui": {"reclaim", "eventlog"},  # the app reads through replay only
 }
 
 

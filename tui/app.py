@@ -1,0 +1,86 @@
+"""``reclaim replay``: the terminal app. It reads the store only through ``replay.Session``;
+the one thing it writes, a flag review, goes through a function the caller hands it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+
+from replay.rubric import LoadedRubric
+from replay.session import Session
+
+from .screens.card import RunCardScreen
+from .screens.help import HelpScreen
+from .screens.runs import RunsScreen
+
+Reviewer = Callable[[str, str, str], None]
+"""Records a flag review: (flag id, 'uphold' or 'dismiss', why)."""
+
+
+class ReplayApp(App):
+    """Runs list → run card → audit session, plus flags and tables."""
+
+    CSS_PATH = "reclaim.tcss"
+    TITLE = "reclaim replay"
+    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False)]
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        run_id: str | None = None,
+        rubrics: Sequence[LoadedRubric] = (),
+        rates: Mapping[str, Any] | None = None,
+        gpu_price: float = 0.0,
+        reviewer: Reviewer | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.start_run = run_id
+        self.rubrics = list(rubrics) or [session.rubric]
+        self.rates = dict(rates or {})
+        self.gpu_price = gpu_price
+        self.reviewer = reviewer
+
+    def on_mount(self) -> None:
+        self.push_screen(RunsScreen())
+        if self.start_run:
+            self.open_run(self.start_run)
+
+    def open_run(self, run_id: str, round_number: int | None = None) -> None:
+        self.push_screen(RunCardScreen(run_id, round_number))
+
+    def open_audit(self, run_id: str) -> None:
+        from .screens.audit import AuditScreen
+
+        self.push_screen(AuditScreen(run_id))
+
+    def action_flags(self) -> None:
+        from .screens.flags import FlagsScreen
+
+        self.push_screen(FlagsScreen())
+
+    def action_tables(self) -> None:
+        from .screens.tables import TablesScreen
+
+        self.push_screen(TablesScreen())
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_back_or_quit(self) -> None:
+        """Back one screen; on the first screen, quit."""
+        if len(self.screen_stack) <= 2:  # the default screen and the runs list
+            self.exit()
+        else:
+            self.pop_screen()
+
+    def record_review(self, flag_id: str, decision: str, why: str) -> None:
+        if self.reviewer is None:
+            raise RuntimeError("this app was opened without a way to record reviews")
+        self.reviewer(flag_id, decision, why)
+        self.session.refresh()
