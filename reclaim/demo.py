@@ -216,7 +216,7 @@ def _number(value: Any) -> Any:
 
 
 def _next(console: Console, path: Path, first: str) -> None:
-    console.print("\nNext:")
+    console.print("\nMore from this store:")
     for command in (
         f"reclaim events run:{first} --store {path}",
         f"reclaim verdicts --store {path} --diff {STRICT}",
@@ -224,3 +224,5 @@ def _next(console: Console, path: Path, first: str) -> None:
         f"reclaim verify --store {path}",
     ):
         console.print(Text("  " + command), soft_wrap=True)
+    console.print("\n[bold]Replay it in the terminal:[/]")
+    console.print(Text(f"  reclaim replay --store {path}", style="bold"), soft_wrap=True)

@@ -33,6 +33,7 @@ from eventlog.events import (
     PlanStep,
     PlanUpdated,
     RunEnded,
+    RunImported,
     RunStarted,
     ToolCallFinished,
     ToolCallStarted,
@@ -208,6 +209,11 @@ class Cursor:
             return True
         return any(lowered in self.store.blob_text(ref).lower() for _, ref in view.outputs())
 
+    @property
+    def has_rounds(self) -> bool:
+        """Whether the source recorded any rounds (an index entry carries only totals)."""
+        return any(r.number > 0 for r in self.rounds)
+
     def round_of_version(self, version: int) -> int | None:
         """The round a stream version (an event of this run) belongs to."""
         i = bisect.bisect_right(self._firsts, version) - 1
@@ -250,8 +256,8 @@ def _place(view: RoundView, event: object) -> None:
                 target.gpu_steps.append(event)
             else:
                 view.others.append(event)
-        case PlanUpdated() | GpuStepStarted() | UnknownEvent():
-            pass
+        case PlanUpdated() | GpuStepStarted() | UnknownEvent() | RunImported() | RunStarted():
+            pass  # the plan is shown whole; a run's start and provenance are its header
         case Event():
             view.others.append(event)
 
@@ -272,8 +278,9 @@ def _index(cursor: Cursor, records: Iterable[Recorded]) -> list[RoundIndex]:
     start: datetime | None = None
     for record in records:
         event = record.event
-        start = start or record.recorded_at
         if isinstance(event, RunStarted):
+            # the clock starts with the run, not with an import that came before it
+            start = event.started_at or record.recorded_at
             cursor.started = event
         elif isinstance(event, RunEnded):
             cursor.ended = event
@@ -291,7 +298,8 @@ def _index(cursor: Cursor, records: Iterable[Recorded]) -> list[RoundIndex]:
         own = getattr(event, "elapsed_s", None)
         if own is not None:
             entry["relative"] = own
-        entry["absolute"] = (record.recorded_at - start).total_seconds()
+        if start is not None:
+            entry["absolute"] = max((record.recorded_at - start).total_seconds(), 0.0)
         entry["plan"] = plan_version
     # A source with relative times (a bundle) is timed by them alone: its envelope times are
     # when it was imported, not when things happened.

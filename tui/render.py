@@ -44,6 +44,31 @@ def header_text(run: RunRow | None, cursor: Cursor, rubric: LoadedRubric) -> Tex
     return text
 
 
+def totals_panel(cursor: Cursor) -> Text:
+    """What a run without recorded rounds can show: the totals its source kept."""
+    text = Text("This run's source recorded no rounds, only its totals:\n", style="bold")
+    ended = cursor.ended
+    if ended is None:
+        return text.append("(and no end either)", style="dim")
+    usage = ended.usage
+    for label, value in (
+        ("exit", f"{ended.exit_reason} ({clean(ended.exit_label)})"),
+        ("rounds", ended.rounds),
+        ("tool calls", ended.tool_calls),
+        ("H100-hours spent", ended.spent_h100),
+        ("duration", f"{ended.duration_s / 3600:.1f} h" if ended.duration_s else None),
+        (
+            "tokens",
+            f"{usage.prompt:,} prompt ({usage.cached:,} cached), {usage.completion:,} completion"
+            if usage
+            else None,
+        ),
+    ):
+        if value is not None:
+            text.append(f"  {label:<17}", style="dim").append(f"{value}\n")
+    return text.append("Import the run's bundle to step through it round by round.", style="dim")
+
+
 def round_panel(
     view: RoundView, total: int, flags: list[FlagRow], decisive: tuple[str, ...]
 ) -> RenderableType:

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input, Sparkline, Static
 from replay.cursor import Cursor, RoundView
 
 from ..lines import LineView
-from ..render import header_text, round_panel
+from ..render import header_text, round_panel, totals_panel
 from ..strip import CellStrip
 from ..theme import KIND_COLORS
 
@@ -123,10 +123,10 @@ class RunCardScreen(Screen):
 
     def watch_position(self, position: int) -> None:
         cursor = self.cursor
-        if not cursor.rounds:
-            self.query_one("#round", Static).update(
-                "This run has no rounds recorded: its source carried only its totals."
-            )
+        if not cursor.has_rounds:
+            self.query_one("#round", Static).update(totals_panel(cursor))
+            self.query_one(CellStrip).display = False
+            self.query_one("#curves").display = False
             return
         self.query_one(CellStrip).selected = position
         self.view = cursor.round(cursor.rounds[position].number)

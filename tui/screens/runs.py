@@ -12,7 +12,7 @@ from textual.widgets import Footer, Input, Static
 from ..table import Column, VirtualTable
 
 COLUMNS = [
-    Column("run", "run", 40),
+    Column("run", "run", 38),
     Column("paper", "paper", 11),
     Column("agent", "agent", 8),
     Column("tier", "tier", 11),
@@ -21,7 +21,7 @@ COLUMNS = [
     Column("share", "H100 share", 10, True),
     Column("score", "score", 5, True),
     Column("verdict", "verdict", 15),
-    Column("mode", "mode", 30),
+    Column("mode", "mode", 28),
     Column("open_flags", "open flags", 10, True),
 ]
 SORT_KEYS = [c.key for c in COLUMNS]
