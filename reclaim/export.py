@@ -38,6 +38,7 @@ from eventlog.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from eventlog.store import COLUMNS
 
 from . import __version__
 from .importers.reclaim_index import EXIT_REASONS
@@ -86,14 +87,9 @@ def archive_bytes(store: Store, run_id: str) -> bytes:
     """The zstd-compressed JSON lines of a run: a header, every event row, every blob."""
     streams = run_streams(store, run_id)
     encoder = msgspec.json.Encoder()
-    rows = [
-        store.conn.execute(
-            "SELECT stream, version, event_id, type, schema_version, recorded_at, payload, "
-            "prev_hash, hash FROM events WHERE stream = ? ORDER BY version",
-            (stream,),
-        ).fetchall()
-        for stream in streams
-    ]
+    keys = COLUMNS[1:]  # every column but the store-local position
+    query = f"SELECT {', '.join(keys)} FROM events WHERE stream = ? ORDER BY version"
+    rows = [store.conn.execute(query, (stream,)).fetchall() for stream in streams]
     events = [row for stream_rows in rows for row in stream_rows]
     hashes = sorted({h for row in events for h in _blob_hashes(row[6])})
     header = {
@@ -106,17 +102,6 @@ def archive_bytes(store: Store, run_id: str) -> bytes:
         "exported_at": datetime.now(UTC).isoformat(),
         "reclaim": __version__,
     }
-    keys = (
-        "stream",
-        "version",
-        "event_id",
-        "type",
-        "schema_version",
-        "recorded_at",
-        "payload",
-        "prev_hash",
-        "hash",
-    )
     lines = [encoder.encode(header)]
     lines += [encoder.encode({"event": dict(zip(keys, row, strict=True))}) for row in events]
     for sha in hashes:

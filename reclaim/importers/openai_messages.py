@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -21,6 +21,7 @@ from eventlog import Blob
 from eventlog.events import TokenUsage
 
 from .base import Importer, Source, SourceError, Unit, convert, decode_json
+from .chat import ChatPart, ChatToolCall, chat_text
 from .transcript import TranscriptRun, raw_arguments
 
 MESSAGES_SUFFIX = ".messages.jsonl"
@@ -30,25 +31,10 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
 
 
-class _Function(msgspec.Struct):
-    name: str
-    arguments: str | dict[str, Any] = ""
-
-
-class _ToolCall(msgspec.Struct):
-    id: str
-    function: _Function
-
-
-class _Part(msgspec.Struct):
-    type: str = "text"
-    text: str = ""
-
-
 class _Message(msgspec.Struct):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[_Part] | None = None
-    tool_calls: list[_ToolCall] | None = None
+    content: str | list[ChatPart] | None = None
+    tool_calls: list[ChatToolCall] | None = None
     tool_call_id: str | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
@@ -80,13 +66,6 @@ class _Meta(msgspec.Struct):
     model_name: str = ""
     api_base_url: str = ""
     usage: _Usage | None = None
-
-
-def _text(content: str | list[_Part] | None) -> str:
-    """A message's text: the string itself, or its text parts joined by newlines."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.text for part in content or () if part.type == "text")
 
 
 def _utc(at: datetime) -> datetime:
@@ -124,7 +103,7 @@ def _first_prompt(rows: list[tuple[int, _Row]]) -> str:
         if row.message.role == "assistant":
             return ""
         if row.message.role == "user":
-            return _text(row.message.content)
+            return chat_text(row.message.content)
     return ""
 
 
@@ -190,7 +169,7 @@ def _replay(run: TranscriptRun, rows: list[tuple[int, _Row]], usage: _Usage | No
             last_calls = len(calls)
             step = steps.get(run.round + 1)
             run.turn(
-                content=_text(message.content),
+                content=chat_text(message.content),
                 reasoning=message.reasoning_content or message.reasoning or "",
                 tool_calls=calls,
                 usage=_step_usage(step),
@@ -217,7 +196,7 @@ def _tool_result(
         raise SourceError(f"line {number}: tool message before any assistant message")
     run.tool_result(
         call_id=message.tool_call_id,
-        output=_text(message.content),
+        output=chat_text(message.content),
         arguments=arguments.get(message.tool_call_id),
         at=at,
     )

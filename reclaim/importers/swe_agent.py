@@ -20,6 +20,7 @@ from eventlog import Blob
 from eventlog.events import ExitReason, TokenUsage
 
 from .base import Importer, Source, SourceError, Unit, convert, decode_json
+from .chat import ChatPart, ChatToolCall, chat_text
 from .transcript import TranscriptRun
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -38,27 +39,12 @@ _ERROR_STATUS = re.compile(r"error|exception", re.IGNORECASE)
 _FIRST_KEY = re.compile(rb'^\s*\{\s*"(?:environment|trajectory|history)"\s*:')
 
 
-class _Function(msgspec.Struct):
-    name: str
-    arguments: str | dict[str, Any] = ""
-
-
-class _ToolCall(msgspec.Struct):
-    id: str
-    function: _Function
-
-
-class _Part(msgspec.Struct):
-    type: str = "text"
-    text: str = ""
-
-
 class _Message(msgspec.Struct):
     role: str
-    content: str | list[_Part] | None = None
+    content: str | list[ChatPart] | None = None
     thought: str = ""
     action: str = ""
-    tool_calls: list[_ToolCall] | None = None
+    tool_calls: list[ChatToolCall] | None = None
     tool_call_ids: list[str] | None = None
     is_demo: bool = False
 
@@ -116,12 +102,6 @@ class _Turn(msgspec.Struct):
     observations: list[tuple[int, _Message]]
 
 
-def _text(content: str | list[_Part] | None) -> str:
-    if isinstance(content, list):
-        return "\n".join(part.text for part in content if part.type == "text")
-    return content or ""
-
-
 def _all(value: Any, test: Callable[[dict[str, Any]], bool]) -> bool:
     """Whether ``value`` is a non-empty list of objects that all pass ``test``."""
     return (
@@ -147,7 +127,7 @@ def _instance_id(source: Source, config: _ReplayConfig) -> str:
 
 def _commands(history: list[_Message]) -> frozenset[str]:
     """The special commands the system prompt documents (old format only)."""
-    system = next((_text(m.content) for m in history if m.role == "system"), "")
+    system = next((chat_text(m.content) for m in history if m.role == "system"), "")
     return frozenset(_DOCUMENTED_COMMAND.findall(system))
 
 
@@ -188,7 +168,7 @@ def _claim(history: list[_Message], config: _ReplayConfig) -> str:
         if message.role == "assistant":
             break
         if message.role == "user" and not message.is_demo:
-            return _text(message.content)
+            return chat_text(message.content)
     return config.problem_statement.text
 
 
@@ -226,7 +206,7 @@ def _results(turn: _Turn, calls: list[Call], step: _Step | None) -> list[tuple[C
         for call_id in message.tool_call_ids or list(pending)[:1]:
             if call_id not in pending:
                 raise SourceError(f"history[{index}]: result for unknown call {call_id!r}")
-            results.append((pending.pop(call_id), _text(message.content)))
+            results.append((pending.pop(call_id), chat_text(message.content)))
     if step is not None and len(calls) == 1 and pending:
         results.append((calls[0], step.observation))
     return results
@@ -237,7 +217,7 @@ def _add_rounds(
 ) -> None:
     remaining = iter(steps)
     for turn in turns:
-        message, content = turn.message, _text(turn.message.content)
+        message, content = turn.message, chat_text(turn.message.content)
         calls = _calls(message, run.round + 1, commands)
         reasoning = _reasoning(message.thought, content)
         run.turn(content=content, reasoning=reasoning, tool_calls=tuple(calls))
