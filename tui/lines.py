@@ -50,7 +50,10 @@ class LineView(ScrollView, can_focus=True):
 
     def line(self, index: int) -> str:
         start = self._starts[index]
-        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._text)
+        if index + 1 < len(self._starts):
+            end = self._starts[index + 1] - 1
+        else:
+            end = len(self._text) - 1 if self._text.endswith("\n") else len(self._text)
         return self._text[start:end]
 
     def find(self, needle: str, after: int = -1) -> int | None:

@@ -35,6 +35,7 @@ class CellStrip(Widget):
         gold: set[int] | None = None,
         marker: int | None = None,
         labels: Sequence[str] | None = None,
+        empty: str = "(nothing recorded)",
         **kwargs: object,
     ) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -42,6 +43,7 @@ class CellStrip(Widget):
         self.palette = colors
         self.gold = gold or set()
         self.marker = marker
+        self.empty = empty
         self.labels = list(labels) if labels is not None else [str(i) for i in range(len(kinds))]
 
     def set_gold(self, gold: set[int], marker: int | None) -> None:
@@ -71,7 +73,7 @@ class CellStrip(Widget):
             style = f"{color} on {color}" if i != self.selected else f"bold {color} on black"
             cells.append(char * w, style=style)
         if not self.kinds:
-            return Text("(no rounds recorded)", style="dim")
+            return Text(self.empty, style="dim")
         first, last = self.labels[shown[0]], self.labels[shown[-1]]
         where = f"{self.labels[self.selected]} of {len(self.kinds)}"
         caption = Text(f"{first} … {last}   ·   {where}", style="dim")

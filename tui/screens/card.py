@@ -76,7 +76,7 @@ class RunCardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
-        yield CellStrip([], KIND_COLORS, id="strip")
+        yield CellStrip([], KIND_COLORS, id="strip", empty="(no rounds recorded)")
         with Horizontal(id="curves"):
             yield Static("H100", classes="curve-label", id="h100-label")
             yield Sparkline([], id="h100")
@@ -96,9 +96,8 @@ class RunCardScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        session, cursor = self.app.session, self.cursor  # type: ignore[attr-defined]
-        run = session.run(self.run_id)
-        self.query_one("#header", Static).update(header_text(run, cursor, session.rubric))
+        cursor = self.cursor
+        self.show_header()
         strip = self.query_one(CellStrip)
         strip.kinds = [r.kind for r in cursor.rounds]
         strip.labels = [f"r{r.number}" for r in cursor.rounds]
@@ -107,6 +106,15 @@ class RunCardScreen(Screen):
         self.position = min(start, max(len(cursor.rounds) - 1, 0))
         self.watch_position(self.position)
         self.find_decisive()
+
+    def show_header(self) -> None:
+        session = self.app.session  # type: ignore[attr-defined]
+        run = session.run(self.run_id)
+        self.query_one("#header", Static).update(header_text(run, self.cursor, session.rubric))
+
+    def on_screen_resume(self) -> None:
+        """Back from the audit: a review there may have moved the verdict."""
+        self.show_header()
 
     def _curves(self, cursor: Cursor) -> None:
         h100 = [r.h100_total for r in cursor.rounds] or [0.0]
@@ -155,7 +163,11 @@ class RunCardScreen(Screen):
     @work(thread=True, exclusive=True, group="output")
     def load_output(self, title: str, ref: object) -> None:
         session = self.app.session  # type: ignore[attr-defined]
-        self.post_message(self.OutputLoaded(title, session.text_in_thread(ref)))
+        try:
+            text = session.text_in_thread(ref)
+        except Exception as exc:  # a missing or damaged blob must not end the app
+            text, title = f"could not read this output: {exc}", f"{title} · unreadable"
+        self.post_message(self.OutputLoaded(title, text))
 
     def on_run_card_screen_output_loaded(self, message: OutputLoaded) -> None:
         lines = message.text.count("\n") + 1

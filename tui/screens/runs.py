@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..table import Column, VirtualTable
+from ..text import literal
 
 COLUMNS = [
     Column("run", "run", 38),
@@ -96,6 +97,10 @@ class RunsScreen(Screen):
         self.reload()
         self.query_one(VirtualTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """Back from a run: reviews made there may have moved verdicts and open flags."""
+        self.reload()
+
     def reload(self) -> None:
         self.all_rows = run_rows(self.app)
         self.show()
@@ -117,8 +122,8 @@ class RunsScreen(Screen):
         order = "descending" if self.descending else "ascending"
         shown = f"{len(rows):,} of {len(self.all_rows):,} runs"
         where = f" matching '{self.filter_text}'" if self.filter_text else ""
-        self.query_one("#title", Static).update(
-            f"reclaim · {shown}{where} · sorted by {self.sort_key} ({order})"
+        self.query_one("#title", Static).update(  # the filter is typed text: never markup
+            literal(f"reclaim · {shown}{where} · sorted by {self.sort_key} ({order})")
         )
 
     def action_filter(self) -> None:

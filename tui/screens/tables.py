@@ -1,0 +1,116 @@
+"""The benchmark's tables under the session's rubric: reproduction by agent × tier, the
+primary failure mode by agent and by tier, and tokens and cost per agent. They are small (a row
+per group), so each is one rich Table in a scrolling column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from replay.report import Report, Section
+
+from ..text import literal
+
+LABEL_COLUMNS = {"group", "agent", "tier", "band", "model"}
+"""Columns that name a group; every other column is a number, right-aligned."""
+SHARE_COLUMNS = {"rate", "spent_share"}
+"""Fractions, shown as percentages."""
+
+
+def cell(column: str, value: Any) -> Text:
+    """One value as text: a dash for nothing, percentages for shares, thousands separated."""
+    if value is None:
+        return Text("-", style="dim")
+    if isinstance(value, (bool, str)):
+        return literal(str(value))
+    if column in SHARE_COLUMNS:
+        return Text(f"{value:.1%}")
+    if isinstance(value, int):
+        return Text(f"{value:,}")
+    if isinstance(value, float):
+        return Text(f"{value:,.2f}")
+    return literal(str(value))
+
+
+def shown_columns(section: Section) -> list[str]:
+    """The section's columns, less the ones a ``group`` column already names (agent × tier
+    rows are labelled ``agent/tier``, and the overall row only there)."""
+    if "group" not in section.columns:
+        return list(section.columns)
+    return [c for c in section.columns if c == "group" or c not in LABEL_COLUMNS]
+
+
+def section_table(section: Section) -> Table:
+    """A rich Table of one report section; its overall row in bold."""
+    table = Table(
+        title=literal(section.title),
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    columns = shown_columns(section)
+    for column in columns:
+        table.add_column(
+            column.replace("_", "\n"), justify="left" if column in LABEL_COLUMNS else "right"
+        )
+    for row in section.rows:
+        overall = "overall" in (row.get("group"), row.get("agent"), row.get("tier"))
+        table.add_row(*(cell(c, row.get(c)) for c in columns), style="bold" if overall else "")
+    return table
+
+
+def overall_runs(report: Report) -> int:
+    """Graded runs in the reproduction table's overall row (0 when there are none)."""
+    section = next(s for s in report.sections if s.key == "reproduction")
+    row = next((r for r in section.rows if r.get("group") == "overall"), {})
+    return int(row.get("runs") or 0)
+
+
+class TablesScreen(Screen):
+    """The report's tables, one under the other."""
+
+    BINDINGS = [
+        Binding("g", "edge(0)", "Top"),
+        Binding("G", "edge(1)", "Bottom"),
+        Binding("q,escape", "app.back_or_quit", "Back"),
+        Binding("question_mark", "app.help", "Help"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.report: Report | None = None
+
+    def compose(self) -> ComposeResult:
+        app: Any = self.app
+        self.report = app.session.report(app.rates, app.gpu_price)
+        yield Static(self.title_text(self.report), id="title")
+        with VerticalScroll(id="report-tables"):
+            for section in self.report.sections:
+                yield Static(section_table(section), id=f"table-{section.key}", classes="report")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#report-tables", VerticalScroll).focus()
+
+    @staticmethod
+    def title_text(report: Report) -> Text:
+        return literal(
+            f"report under {report.rubric} · {overall_runs(report):,} graded runs · "
+            f"{report.denominator} denominator"
+        )
+
+    def action_edge(self, end: int) -> None:
+        scroll = self.query_one("#report-tables", VerticalScroll)
+        if end:
+            scroll.scroll_end(animate=False)
+        else:
+            scroll.scroll_home(animate=False)
