@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,12 +21,14 @@ import msgspec
 from sqlite_utils import Database
 
 from .blobs import Blob, BlobCodec, blob_of
-from .chain import GENESIS, link_hash
+from .chain import GENESIS
 from .codec import Codec, UnknownEvent, default_codec
+from .envelope import chained, new_ids, timestamp
 from .errors import BlobMissing, CorruptEvent, DuplicateEvent, StoreUnreadable, WrongExpectedVersion
 from .events import BlobRef, Event
 from .redact import Redactor
 from .schema import migrations
+from .storefile import check_file
 
 ANY = -1
 """``expected_version`` that skips the concurrency check."""
@@ -40,7 +41,6 @@ PRAGMAS = (
     "PRAGMA cache_size=-65536",
 )
 _STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._/@+=-]{0,254}")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 COLUMNS = (
     "position",
     "stream",
@@ -133,7 +133,7 @@ class Store:
         self.codec = codec or default_codec()
         self.redactor = redactor or Redactor.from_environ()
         self._blobs = BlobCodec()
-        _check_file(self.path, create)
+        check_file(self.path, create)
         try:
             self.conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -260,7 +260,7 @@ class Store:
             raise WrongExpectedVersion(stream, batch.expected_version, version)
         self._insert_blobs(batch.blobs)
         try:
-            self.conn.executemany(INSERT, _chained(stream, version, prev, rows))
+            self.conn.executemany(INSERT, chained(stream, version, prev, rows))
         except sqlite3.IntegrityError as exc:
             if "event_id" not in str(exc):
                 raise
@@ -280,8 +280,8 @@ class Store:
 
     def _prepare(self, items: list[NewEvent]) -> list[tuple[str, str, int, str, bytes]]:
         """(event id, tag, schema version, recorded-at, redacted payload) for each item."""
-        now = _timestamp(None)
-        fresh = iter(_new_ids(sum(1 for item in items if not item.event_id)))
+        now = timestamp(None)
+        fresh = iter(new_ids(sum(1 for item in items if not item.event_id)))
         rows = []
         for item in items:
             event = item.event
@@ -295,7 +295,7 @@ class Store:
                 if self.redactor.suspicious(payload):
                     payload = self._redacted(event, payload)
             event_id = str(uuid.UUID(str(item.event_id))) if item.event_id else next(fresh)
-            at = now if item.recorded_at is None else _timestamp(item.recorded_at)
+            at = now if item.recorded_at is None else timestamp(item.recorded_at)
             rows.append((event_id, tag, schema_version, at, payload))
         return rows
 
@@ -473,86 +473,4 @@ class Store:
             self.conn.execute(
                 "SELECT type, count(*) FROM events GROUP BY type ORDER BY type"
             ).fetchall()
-        )
-
-
-def _chained(
-    stream: str, version: int, prev: str, rows: list[tuple[str, str, int, str, bytes]]
-) -> list[tuple]:
-    """Insert rows for ``rows`` appended after ``version`` whose last hash is ``prev``."""
-    inserts = []
-    for event_id, tag, schema_version, recorded_at, payload in rows:
-        version += 1
-        link = link_hash(prev, stream, version, event_id, tag, schema_version, recorded_at, payload)
-        inserts.append(
-            (
-                stream,
-                version,
-                event_id,
-                tag,
-                schema_version,
-                recorded_at,
-                payload.decode(),
-                prev,
-                link,
-            )
-        )
-        prev = link
-    return inserts
-
-
-def _new_ids(count: int) -> list[str]:
-    """``count`` new event ids: UUIDv7 (48-bit millisecond time, then random bits).
-
-    Time-ordered ids keep inserts into the unique id index near its end; random (v4) ids
-    scatter them over the whole index, which slows appends as a store grows. Formatting one
-    urandom read is also several times faster than ``uuid.uuid4()`` per id."""
-    stamp = f"{time.time_ns() // 1_000_000:012x}"
-    digits = os.urandom(10 * count).hex()
-    ids = []
-    for i in range(0, 20 * count, 20):
-        h = digits[i : i + 20]
-        variant = "89ab"[int(h[3], 16) & 3]
-        ids.append(f"{stamp[:8]}-{stamp[8:]}-7{h[:3]}-{variant}{h[4:7]}-{h[7:19]}")
-    return ids
-
-
-def _timestamp(at: datetime | None) -> str:
-    if at is None:
-        at = datetime.now(UTC)
-    elif at.tzinfo is None:
-        raise ValueError("recorded_at must be timezone-aware")
-    return at.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _check_file(path: Path, create: bool) -> None:
-    """Refuse, with one clear line, a path that cannot be a store."""
-    if path.is_dir():
-        raise StoreUnreadable(f"{path}: is a directory, not a store file")
-    if not path.exists():
-        if not create:
-            raise StoreUnreadable(
-                f"{path}: no store here (create one with an import, "
-                "`reclaim synth` or `reclaim demo`)"
-            )
-        if not path.parent.exists():
-            raise StoreUnreadable(f"{path}: directory {path.parent} does not exist")
-        return
-    size = path.stat().st_size
-    if size == 0:
-        if create:
-            return  # an empty file (say, from `touch`) becomes a new store
-        raise StoreUnreadable(f"{path}: empty file, not a store")
-    with path.open("rb") as f:
-        header = f.read(100)
-    if not header.startswith(_SQLITE_MAGIC):
-        raise StoreUnreadable(f"{path}: not a SQLite database")
-    if len(header) < 100:
-        raise StoreUnreadable(f"{path}: truncated ({size} bytes, shorter than a SQLite header)")
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    if pages and size < pages * page_size:
-        raise StoreUnreadable(
-            f"{path}: truncated ({size} bytes, the header says {pages * page_size})"
         )
