@@ -373,14 +373,19 @@ class Store:
             is not None
         )
 
-    def read_stream(self, stream: str, *, from_version: int = 1) -> Iterator[Recorded]:
-        """The events of one stream in order, from ``from_version``."""
+    def read_stream(
+        self, stream: str, *, from_version: int = 1, to_version: int | None = None
+    ) -> Iterator[Recorded]:
+        """The events of one stream in order, from ``from_version`` to ``to_version``
+        (inclusive; the end of the stream by default)."""
+        upper = to_version if to_version is not None else 2**62
         yield from self._paged(
-            f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? "
+            f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version <= ? AND version > ? "
             "ORDER BY version LIMIT ?",
-            [stream],
+            [stream, upper],
             from_version - 1,
             key=2,
+            page=max(1, min(2000, upper - from_version + 1)),
         )
 
     def read_all(

@@ -186,13 +186,16 @@ class Cursor:
         """Everything about round ``number``, read from the store now."""
         entry = self.rounds[self.position_of(number)]
         view = RoundView(number=entry.number, index=entry, grant_h100=self.grant_h100)
-        records = self.store.read_stream(self.stream, from_version=entry.first_version)
-        for record in records:
-            if record.version > entry.last_version:
-                break
+        for record in self.store.read_stream(
+            self.stream, from_version=entry.first_version, to_version=entry.last_version
+        ):
             _place(view, record.event)
         if entry.plan_version is not None:
-            plan = next(self.store.read_stream(self.stream, from_version=entry.plan_version))
+            plan = next(
+                self.store.read_stream(
+                    self.stream, from_version=entry.plan_version, to_version=entry.plan_version
+                )
+            )
             if isinstance(plan.event, PlanUpdated):
                 view.plan = plan.event.steps
         return view

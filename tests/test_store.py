@@ -257,3 +257,10 @@ def test_several_streams_append_together_or_not_at_all(store: Store) -> None:
         [Batch("run:a", [started("a")], NO_STREAM), Batch("run:b", [ended()], 1)]
     )
     assert [(d.stream, d.version, d.count) for d in done] == [("run:a", 1, 1), ("run:b", 2, 1)]
+
+
+def test_a_stream_reads_between_two_versions(store: Store) -> None:
+    store.append("run:r", [ended()] * 30, expected_version=NO_STREAM)
+    assert [r.version for r in store.read_stream("run:r", from_version=4, to_version=7)] == [
+        4, 5, 6, 7]
+    assert [r.version for r in store.read_stream("run:r", from_version=29)] == [29, 30]

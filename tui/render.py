@@ -23,10 +23,14 @@ def header_text(run: RunRow | None, cursor: Cursor, rubric: LoadedRubric) -> Tex
     text = Text()
     if run is None:
         return literal(f"run {cursor.run_id}")
-    text.append(f"{run.run_id}", style="bold")
+    text.append(clean(run.run_id), style="bold")
+    model = f" ({run.model})" if run.model and run.model != run.agent else ""
     text.append(
-        f"  paper {run.paper_id} · {run.tier or '?'} · band {run.band or '?'} · "
-        f"{run.agent} ({clean(run.model)}) · grant {run.grant_h100 or '?'} H100-h\n"
+        clean(
+            f"  paper {run.paper_id} · {run.tier or '?'} · band {run.band or '?'} · "
+            f"{run.agent}{model} · grant {run.grant_h100 or '?'} H100-h"
+        )
+        + "\n"
     )
     claim = started.claim if started and started.claim else ""
     target = started.target if started and started.target else ""

@@ -17,6 +17,7 @@ from replay.cursor import Cursor, RoundView
 from ..lines import LineView
 from ..render import header_text, round_panel, totals_panel
 from ..strip import CellStrip
+from ..text import literal
 from ..theme import KIND_COLORS
 
 SPEEDS = (1, 2, 5, 10, 20)
@@ -38,7 +39,8 @@ class RunCardScreen(Screen):
         Binding("slash", "search", "Search"),
         Binding("n", "search_next", "Next match"),
         Binding("a", "audit", "Audit"),
-        Binding("q,escape", "app.back_or_quit", "Back"),
+        Binding("q", "app.back_or_quit", "Back"),
+        Binding("escape", "escape", "Close search, else back"),
         Binding("question_mark", "app.help", "Help"),
     ]
     position: reactive[int] = reactive(0, init=False)
@@ -157,7 +159,7 @@ class RunCardScreen(Screen):
             self.query_one(LineView).set_text("")
             return
         title, ref = outputs[self.output_choice % len(outputs)]
-        self.query_one("#out-title", Static).update(f"{title} · loading…")
+        self.query_one("#out-title", Static).update(literal(f"{title} · loading…"))
         self.load_output(title, ref)
 
     @work(thread=True, exclusive=True, group="output")
@@ -170,10 +172,10 @@ class RunCardScreen(Screen):
         self.post_message(self.OutputLoaded(title, text))
 
     def on_run_card_screen_output_loaded(self, message: OutputLoaded) -> None:
-        lines = message.text.count("\n") + 1
-        self.query_one("#out-title", Static).update(f"{message.title} · {lines:,} lines")
         view = self.query_one(LineView)
         view.set_text(message.text)
+        title = f"{message.title} · {view.line_count:,} lines"
+        self.query_one("#out-title", Static).update(literal(title))
         view.highlight = self.needle
 
     @work(thread=True, exclusive=True, group="decisive")
@@ -259,7 +261,7 @@ class RunCardScreen(Screen):
         if not self.needle:
             self.action_search()
             return
-        self.notify(f"searching for '{self.needle}'…", timeout=1)
+        self.notify(f"searching for '{self.needle}'…", timeout=1, markup=False)
         self.search(self.needle, self.position)
 
     @work(thread=True, exclusive=True, group="search")
@@ -269,10 +271,20 @@ class RunCardScreen(Screen):
 
     def on_run_card_screen_search_done(self, message: SearchDone) -> None:
         if message.found is None:
-            self.notify(f"'{message.needle}' is nowhere in this run", severity="warning")
+            self.notify(
+                f"'{message.needle}' is nowhere in this run", severity="warning", markup=False
+            )
             return
         self.position = message.found
         self.query_one(LineView).highlight = message.needle
+
+    def action_escape(self) -> None:
+        box = self.query_one("#search", Input)
+        if box.has_class("hidden"):
+            self.app.action_back_or_quit()  # type: ignore[attr-defined]
+        else:
+            box.add_class("hidden")
+            self.set_focus(None)
 
     def action_audit(self) -> None:
         self.app.open_audit(self.run_id)  # type: ignore[attr-defined]

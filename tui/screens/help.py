@@ -11,14 +11,25 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 
+def _sources(screen: Screen) -> list[object]:
+    """Where the keys that work now come from: the screen, the widget that has the focus when
+    it is one of reclaim's (the run table's arrows and Enter, say), and the app."""
+    focused = screen.focused
+    ours = [focused] if focused is not None and type(focused).__module__.startswith("tui.") else []
+    return [screen, *ours, screen.app]
+
+
 def keys_of(screen: Screen) -> list[tuple[str, str]]:
-    """(keys, description) for every binding of ``screen`` and of the app."""
+    """(keys, description) for every binding of ``screen`` and its focused widget, and the
+    app's shown bindings (its hidden ctrl+c is the terminal's own habit, not reclaim's)."""
     seen, rows = set(), []
-    for source in (screen, screen.app):
+    for source in _sources(screen):
         for binding in getattr(source, "BINDINGS", []):
-            if not isinstance(binding, Binding) or binding.description in seen:
+            if not isinstance(binding, Binding) or (binding.key, binding.description) in seen:
                 continue
-            seen.add(binding.description)
+            if source is screen.app and not binding.show:
+                continue
+            seen.add((binding.key, binding.description))
             keys = ", ".join(
                 screen.app.get_key_display(Binding(k, "")) for k in binding.key.split(",")
             )

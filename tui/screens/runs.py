@@ -94,11 +94,11 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.reload()
         self.query_one(VirtualTable).focus()
 
     def on_screen_resume(self) -> None:
-        """Back from a run: reviews made there may have moved verdicts and open flags."""
+        """Shown (first push included, so rows load once): reviews made on other screens may
+        have moved verdicts and open flags."""
         self.reload()
 
     def reload(self) -> None:
