@@ -16,11 +16,13 @@ def test_demo_writes_verifies_and_shows_a_store(tmp_path: Path) -> None:
     assert "events by type" in result.stdout and "ToolCallFinished" in result.stdout
     assert "reclaim events run:" in result.stdout
     assert result.stdout.rstrip().splitlines()[-1].strip() == (
-        "reclaim replay --store reclaim-demo/reclaim.db"), "the demo ends with how to replay it"
+        "reclaim replay --store reclaim-demo/reclaim.db"
+    ), "the demo ends with how to replay it"
     assert "runs (verdicts under rubric-v1)" in result.stdout
     assert "under rubric-v2-strict," in result.stdout and "verdicts move" in result.stdout
     assert "Reproduction by agent,tier" in result.stdout and "Tokens and cost per agent" in (
-        result.stdout)
+        result.stdout
+    )
     db = tmp_path / "reclaim-demo" / "reclaim.db"
     with Store(db, create=False) as store:
         first = store.head_position()

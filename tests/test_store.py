@@ -262,5 +262,9 @@ def test_several_streams_append_together_or_not_at_all(store: Store) -> None:
 def test_a_stream_reads_between_two_versions(store: Store) -> None:
     store.append("run:r", [ended()] * 30, expected_version=NO_STREAM)
     assert [r.version for r in store.read_stream("run:r", from_version=4, to_version=7)] == [
-        4, 5, 6, 7]
+        4,
+        5,
+        6,
+        7,
+    ]
     assert [r.version for r in store.read_stream("run:r", from_version=29)] == [29, 30]
