@@ -7,13 +7,14 @@ paper publishes; its GPU price is a setting (``reclaim report --gpu-price`` over
 from __future__ import annotations
 
 import tomllib
-from importlib.resources import files
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 
 from eventlog.events.base import Doc
+
+from ..packaged import text_of
 
 DEFAULT = "reclaim-2026"
 SHIPPED = (DEFAULT,)
@@ -68,16 +69,9 @@ def parse_rates(text: str, name: str = "rates") -> Rates:
 
 def shipped(name: str = DEFAULT) -> Rates:
     """A rates file shipped inside the package, by id."""
-    return parse_rates(files(__name__).joinpath(f"{name}.toml").read_text("utf-8"), name)
+    return load(name)
 
 
 def load(path_or_name: str | Path) -> Rates:
     """Rates from a file, or shipped ones by id (``reclaim-2026``)."""
-    if str(path_or_name) in SHIPPED:
-        return shipped(str(path_or_name))
-    path = Path(path_or_name)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise RatesError(f"{path}: {exc.strerror or exc}") from exc
-    return parse_rates(text, str(path))
+    return parse_rates(*text_of(__name__, path_or_name, SHIPPED, RatesError))
