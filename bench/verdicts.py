@@ -4,8 +4,8 @@
    streams in the release's proportions) are written into a fresh store; then the catalogue is
    opened and caught up (timed and printed on its own), and the timed figure is the runs read
    from the catalogue, every verdict under rubric-v1 and under rubric-v2-strict
-   (``verdicts_under``) and the diff: the runs whose shown verdict moves, each with the rule
-   that moved it. Target: under 2 s.
+   (``Catalogue.results_under``) and the diff: the runs whose shown verdict moves, each with
+   the rule that moved it. Target: under 2 s.
 2. ``reclaim reproject``'s path: ``Catalogue.rebuild()`` over a store of about 1,000,000
    events of realistic synthetic runs. Target: at least 100,000 events/s.
 
@@ -48,7 +48,6 @@ from eventlog.events import (
 )
 from eventlog.store import Batch
 from reclaim import synth_audit, synth_text
-from reclaim.commands.judge import verdicts_under
 from reclaim.rubrics import shipped
 from reclaim.synth import AGENTS, BASE_TIME, Agent, seeded_uuid, synthesize
 from reclaim.synth_audit import Outcome
@@ -296,8 +295,8 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
 def time_verdicts(catalogue: Catalogue) -> VerdictTimes:
     v1, v2 = shipped("rubric-v1"), shipped("rubric-v2-strict")
     runs, load = timed(lambda: sorted(catalogue.runs(), key=lambda r: r.run_id))
-    old, t1 = timed(lambda: verdicts_under(catalogue, v1, runs))
-    new, t2 = timed(lambda: verdicts_under(catalogue, v2, runs))
+    old, t1 = timed(lambda: catalogue.results_under(v1, runs))
+    new, t2 = timed(lambda: catalogue.results_under(v2, runs))
     moved, t3 = timed(lambda: diff(runs, old, new))
     return VerdictTimes(load, t1, t2, t3, len(old), moved)
 

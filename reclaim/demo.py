@@ -19,7 +19,6 @@ from replay.catalogue import Catalogue
 from replay.report import build
 from replay.verdict import reason_for_move
 
-from .commands.judge import verdicts_under
 from .describe import size
 from .rates import shipped as shipped_rates
 from .rubrics import shipped
@@ -145,8 +144,8 @@ def _runs(console: Console, catalogue: Catalogue) -> None:
 
 def _strict(console: Console, catalogue: Catalogue) -> None:
     runs = catalogue.runs()
-    old = verdicts_under(catalogue, catalogue.rubric, runs)
-    new = verdicts_under(catalogue, shipped(STRICT), runs)
+    old = catalogue.results_under(catalogue.rubric, runs)
+    new = catalogue.results_under(shipped(STRICT), runs)
     moved = [
         [
             r.run_id,

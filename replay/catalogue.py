@@ -19,7 +19,7 @@ from eventlog import Store
 
 from .catalogue_fold import TYPES, FlagRow, Fold, PaperRow, RunRow, case_of, fold
 from .rubric import LoadedRubric, parse_rubric
-from .verdict import decide
+from .verdict import Result, decide
 
 COMMIT_EVERY = 50_000
 _JSON_FIELDS = {"judgment", "decisive", "rules", "cited_rounds"}
@@ -223,6 +223,19 @@ class Catalogue:
     def flags(self, where: str = "", params: Iterable[Any] = ()) -> list[FlagRow]:
         """Flags in the order they were raised."""
         return _rows(self.store.conn, "cat_flags", FlagRow, where, params, "position")
+
+    def results_under(self, rubric: LoadedRubric, runs: list[RunRow]) -> dict[str, Result]:
+        """Each audited run's result under ``rubric``, from the stored judgments and reviewed
+        flags: no model, no writes."""
+        flags: dict[str, list[FlagRow]] = {}
+        for flag in self.flags():
+            flags.setdefault(flag.run_id, []).append(flag)
+        results = {}
+        for run in runs:
+            case = case_of(run, flags.get(run.run_id, []))
+            if case is not None:
+                results[run.run_id] = decide(case, rubric.rubric)
+        return results
 
     def papers(self) -> list[PaperRow]:
         return _rows(self.store.conn, "cat_papers", PaperRow, "", (), "paper_id")

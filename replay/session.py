@@ -91,9 +91,6 @@ class Session:
             self._cursors.popitem(last=False)
         return cursor
 
-    def decisive(self, run_id: str, *, scan_outputs: bool = True) -> list[Decisive]:
-        return decisive_rounds(self.store, self.cursor(run_id), scan_outputs=scan_outputs)
-
     def audits(self, run_id: str) -> list[AuditView]:
         return audits_of(self.store, run_id)
 

@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from replay.catalogue import Catalogue
-from replay.catalogue_fold import FlagRow, RunRow, case_of
+from replay.catalogue_fold import RunRow
 from replay.rubric import LoadedRubric
-from replay.verdict import Result, decide, reason_for_move
+from replay.verdict import Result, reason_for_move
 
 from ..describe import clip
 from ..rubrics import load, shipped
@@ -49,31 +49,15 @@ DIFF_COLUMNS = (
 )
 
 
-def verdicts_under(
-    catalogue: Catalogue, rubric: LoadedRubric, runs: list[RunRow]
-) -> dict[str, Result]:
-    """Each audited run's result under ``rubric``, computed from the catalogue's judgments and
-    reviewed flags: no model, no writes."""
-    flags: dict[str, list[FlagRow]] = {}
-    for flag in catalogue.flags():
-        flags.setdefault(flag.run_id, []).append(flag)
-    results = {}
-    for run in runs:
-        case = case_of(run, flags.get(run.run_id, []))
-        if case is not None:
-            results[run.run_id] = decide(case, rubric.rubric)
-    return results
-
-
 def cmd_verdicts(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         catalogue = open_catalogue(store)
         runs = _selected_runs(catalogue, args.run)
         base = load(args.rubric) if args.rubric else catalogue.rubric
-        old = verdicts_under(catalogue, base, runs)
+        old = catalogue.results_under(base, runs)
         if args.diff:
             new_rubric = load(args.diff)
-            new = verdicts_under(catalogue, new_rubric, runs)
+            new = catalogue.results_under(new_rubric, runs)
             return _print_diff(runs, old, new, base, new_rubric, args.format)
     rows = [_verdict_row(run, old[run.run_id], args.format) for run in runs if run.run_id in old]
     emit(rows, VERDICT_COLUMNS, args.format)

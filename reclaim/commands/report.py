@@ -25,7 +25,6 @@ from .common import (
     plural,
     store_option,
 )
-from .judge import verdicts_under
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -37,7 +36,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         catalogue = open_catalogue(store)
         runs, papers = catalogue.runs(), catalogue.papers()
         rubric = load_rubric(args.rubric) if args.rubric else catalogue.rubric
-        results = verdicts_under(catalogue, rubric, runs) if args.rubric else None
+        results = catalogue.results_under(rubric, runs) if args.rubric else None
     if args.denominator == "assigned" and not papers:
         raise UsageError(
             f"no papers in {args.store}: --denominator assigned needs the benchmark's papers "
